@@ -1,0 +1,198 @@
+"""The `diagnose` command: options → pipeline → renderer; the only place errors become exit codes.
+
+Exit status: 0 no failure found, 1 a failure found, 2 usage / input / signature-database error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from . import __version__
+from .catalog import list_json, render_explain, render_list
+from .database import Database, load_database
+from .engine import diagnose
+from .errors import DiagnoserError, UsageError
+from .i18n import LANGS, detect_lang, msg
+from .render import render_markdown, render_text
+from .report import Report, to_json
+from .sources import Source, file_sources
+from .walk import expand
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _click_exceptions() -> Any:
+    # Newer typer carries its own copy of click; older typer uses click itself.
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("typer needs click or its bundled copy of it")
+
+
+_CLICK = _click_exceptions()
+_ABORTS: tuple[type[BaseException], ...] = tuple(
+    {getattr(_CLICK, "Abort", typer.Abort), typer.Abort}
+)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+class _Warner:
+    """Warnings go to stderr, each distinct message once."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.seen: set[str] = set()
+
+    def __call__(self, message: str) -> None:
+        if message in self.seen:
+            return
+        self.seen.add(message)
+        print(msg("warning_prefix", self.lang) + message, file=sys.stderr, flush=True)
+
+
+def use_color(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def emit_report(report: Report, fmt: Format, out: TextIO) -> None:
+    if fmt is Format.json:
+        out.write(json.dumps(to_json(report), ensure_ascii=False, indent=2) + "\n")
+    elif fmt is Format.markdown:
+        out.write(render_markdown(report))
+    else:
+        render_text(report, out, color=use_color(out))
+    out.flush()
+
+
+@app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def diagnose_command(
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Log files, .gz files or folders of a job's logs; none (or -) reads standard input.",
+        show_default=False)] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")] = Format.text,
+    list_signatures: Annotated[bool, typer.Option("--list", help="List the signatures and exit.")] = False,
+    explain: Annotated[str | None, typer.Option("--explain", metavar="ID",
+                                                help="Show one signature in full and exit.")] = None,
+    signatures: Annotated[list[Path] | None, typer.Option(
+        "--signatures", "-s", metavar="DIR",
+        help="A folder of your own signature files (repeatable); same id replaces a built-in one.")] = None,
+    lang: Annotated[str | None, typer.Option(
+        "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG).")] = None,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> int:
+    """Read a training job's logs and name the root cause of its failure, with the remedy."""
+    if version:
+        print(f"diagnose {__version__}")
+        return EXIT_OK
+    language = _language(lang)
+    warn = _Warner(language)
+    db = load_database(signatures or [])
+    if list_signatures:
+        if fmt is Format.json:
+            print(list_json(db, language))
+        else:
+            render_list(db, sys.stdout, language, use_color(sys.stdout))
+        return EXIT_OK
+    if explain is not None:
+        return _explain(db, explain, language)
+    sources = _sources(paths or [], warn)
+    report = diagnose(db, sources, language, warn)
+    emit_report(report, fmt, sys.stdout)
+    return EXIT_FAILURE if report.failed else EXIT_OK
+
+
+def _language(lang: str | None) -> str:
+    if lang is None:
+        return detect_lang()
+    if lang not in LANGS:
+        raise UsageError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
+    return lang
+
+
+def _explain(db: Database, sig_id: str, lang: str) -> int:
+    cs = db.get(sig_id)
+    if cs is None:
+        close = sorted(c.sig.id for c in db.signatures if sig_id in c.sig.id or c.sig.id in sig_id)
+        hint = f" (did you mean {', '.join(close[:5])}?)" if close else " (see diagnose --list)"
+        raise UsageError(f"no signature with id {sig_id!r}{hint}")
+    render_explain(cs.sig, sys.stdout, lang, use_color(sys.stdout))
+    return EXIT_OK
+
+
+def _sources(paths: list[Path], warn: _Warner) -> list[Source]:
+    if not paths:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("no input: name a log file or folder, or pipe a log in (cat job.log | diagnose)")
+        return [Source("<stdin>", None)]
+    out: list[Source] = []
+    for source in file_sources(paths):
+        if source.path is not None and source.path.is_dir():
+            found = expand(source.path, warn)
+            if not found:
+                warn(f"{source.name}: no log files found in this folder")
+            out.extend(found)
+        else:
+            out.append(source)
+    return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `diagnose` console script and of `python -m diagnoser`."""
+    args = sys.argv[1:] if argv is None else argv
+    lang = detect_lang()
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
+    except _CLICK.UsageError as exc:
+        print(msg("error_prefix", lang) + _one_line(exc.format_message()) + " (see diagnose --help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except _ABORTS:
+        return EXIT_INTERRUPTED
+    except _CLICK.ClickException as exc:
+        print(msg("error_prefix", lang) + _one_line(exc.format_message()), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except DiagnoserError as exc:
+        print(msg("error_prefix", lang) + _one_line(str(exc)), file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    return int(result) if isinstance(result, int) else EXIT_OK
+
+
+def _silence_stdout() -> None:
+    # The reader went away (`diagnose big.log | head`): stop quietly, without a flush error at exit.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

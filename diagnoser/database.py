@@ -1,0 +1,217 @@
+"""Find, load, validate and compile the signature YAML files (built-in and user folders)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import regex
+import yaml
+
+from .errors import SignatureError
+from .literals import Gate, nesting_problem, required_gate
+from .signature import Condition, Signature, parse_signature, placeholder_names
+
+MAX_FILE_BYTES = 1 << 20
+DEFAULT_WINDOW = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One `match.any` regex of a signature, with the literal gate that guards it."""
+
+    sig_index: int
+    pattern: regex.Pattern[str]
+    gate: Gate | None
+    where: str  # e.g. "match.any[1]", for warnings
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCondition:
+    cond: Condition
+    pattern: regex.Pattern[str]
+    gate: Gate | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSignature:
+    sig: Signature
+    index: int
+    rules: tuple[Rule, ...]
+    all: tuple[CompiledCondition, ...]
+    not_: tuple[CompiledCondition, ...]
+
+    @property
+    def window(self) -> int:
+        """How many lines after a hit must be seen before its window conditions can be decided."""
+        return max((c.cond.lines for c in (*self.all, *self.not_) if c.cond.scope == "window"), default=0)
+
+
+@dataclass(frozen=True, slots=True)
+class FactRule:
+    name: str
+    pattern: regex.Pattern[str]
+    gate: Gate | None
+    owner: str  # id of the signature that declared it
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    signatures: tuple[CompiledSignature, ...]
+    rules: tuple[Rule, ...]
+    facts: tuple[FactRule, ...]
+
+    def get(self, sig_id: str) -> CompiledSignature | None:
+        for cs in self.signatures:
+            if cs.sig.id == sig_id:
+                return cs
+        return None
+
+    @property
+    def max_window(self) -> int:
+        return max((cs.window for cs in self.signatures), default=0)
+
+    def only(self, ids: Iterable[str]) -> Database:
+        """A database of just these signatures (the example tests run each one alone)."""
+        wanted = set(ids)
+        return build_database([cs.sig for cs in self.signatures if cs.sig.id in wanted])
+
+
+def builtin_root() -> Path:
+    """The built-in signatures: inside the installed package, else the source checkout's folder."""
+    packaged = resources.files("diagnoser").joinpath("signatures")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "signatures"
+
+
+def _yaml_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith((".yaml", ".yml")) and not name.endswith(".expected.yaml"):
+                yield Path(dirpath) / name
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(Path(root.name) / path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def load_file(path: Path, root: Path) -> Signature:
+    """Read and validate one signature file; its folder below `root` is its layer."""
+    shown = _display(path, root)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SignatureError(shown, "", f"larger than {MAX_FILE_BYTES // 1024} KiB; not a signature file")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SignatureError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SignatureError(shown, "", f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "yaml"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SignatureError(shown, where, f"invalid YAML: {problem}") from None
+    layer = path.parent.relative_to(root).as_posix() if path.parent != root else None
+    sig = parse_signature(data, shown, layer)
+    if sig.id != path.stem:
+        raise SignatureError(shown, "id", f"is {sig.id!r} but the file is named {path.name!r} (they must agree)")
+    return sig
+
+
+def load_signatures(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Signature]:
+    """Built-in signatures, then each user folder in turn; a later id replaces an earlier one."""
+    roots: list[tuple[Path, bool]] = []
+    if builtin:
+        roots.append((builtin_root(), True))
+    for d in extra_dirs:
+        if not d.is_dir():
+            raise SignatureError(str(d), "", "not a folder of signature files")
+        roots.append((d, False))
+    by_id: dict[str, Signature] = {}
+    for root, _is_builtin in roots:
+        seen_here: dict[str, str] = {}
+        for path in _yaml_files(root):
+            sig = load_file(path, root)
+            if sig.id in seen_here:
+                raise SignatureError(sig.path, "id", f"{sig.id!r} is also the id of {seen_here[sig.id]}")
+            seen_here[sig.id] = sig.path
+            by_id[sig.id] = sig  # a user folder replaces the built-in signature of the same id
+    return list(by_id.values())
+
+
+def compile_pattern(pattern: str, path: str, where: str) -> regex.Pattern[str]:
+    problem = nesting_problem(pattern)
+    if problem:
+        raise SignatureError(path, where, problem)
+    try:
+        return regex.compile(pattern)
+    except regex.error as exc:
+        raise SignatureError(path, where, str(exc)) from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        raise SignatureError(path, where, f"cannot compile: {exc}") from None
+
+
+def build_database(signatures: Iterable[Signature]) -> Database:
+    """Compile every regex, derive the literal gates, check cross-references."""
+    compiled: list[CompiledSignature] = []
+    rules: list[Rule] = []
+    facts: list[FactRule] = []
+    sigs = list(signatures)
+    known = {s.id for s in sigs}
+    for index, sig in enumerate(sigs):
+        sig_rules = []
+        for i, pattern in enumerate(sig.any):
+            where = f"match.any[{i}]"
+            rule = Rule(index, compile_pattern(pattern, sig.path, where), required_gate(pattern), where)
+            sig_rules.append(rule)
+        conds_all = tuple(
+            CompiledCondition(c, compile_pattern(c.pattern, sig.path, f"match.all[{i}]"), required_gate(c.pattern))
+            for i, c in enumerate(sig.all)
+        )
+        conds_not = tuple(
+            CompiledCondition(c, compile_pattern(c.pattern, sig.path, f"match.not[{i}]"), required_gate(c.pattern))
+            for i, c in enumerate(sig.not_)
+        )
+        for name, patterns in sig.facts:
+            for j, pattern in enumerate(patterns):
+                where = f"facts.{name}[{j}]"
+                compiled_fact = compile_pattern(pattern, sig.path, where)
+                if name not in compiled_fact.groupindex:
+                    raise SignatureError(sig.path, where, f"needs a named group (?P<{name}>...) for the value")
+                facts.append(FactRule(name, compiled_fact, required_gate(pattern), sig.id))
+        for other in sig.symptom_of:
+            if other not in known:
+                raise SignatureError(sig.path, "symptom_of", f"names {other!r}, which is no signature's id")
+        _check_placeholders(sig)
+        compiled.append(CompiledSignature(sig, index, tuple(sig_rules), conds_all, conds_not))
+        rules.extend(sig_rules)
+    return Database(tuple(compiled), tuple(rules), tuple(facts))
+
+
+def _check_placeholders(sig: Signature) -> None:
+    for i, variant in enumerate(sig.remedy):
+        en = placeholder_names(variant.text.en)
+        zh = placeholder_names(variant.text.zh)
+        if en != zh:
+            diff = sorted(en ^ zh)
+            raise SignatureError(
+                sig.path, f"remedy[{i}]", f"English and Chinese texts use different placeholders: {', '.join(diff)}"
+            )
+    if placeholder_names(sig.why.en) != placeholder_names(sig.why.zh):
+        raise SignatureError(sig.path, "why", "English and Chinese texts use different placeholders")
+
+
+def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Database:
+    return build_database(load_signatures(extra_dirs, builtin=builtin))

@@ -1,0 +1,178 @@
+"""Aggregate events into findings: one per signature, with count, ranks, hosts and first sighting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import regex
+
+from .normalize import LogLine
+from .scanner import Event, EvidenceLine, FactEvent, HitEvent, UnrecognizedEvent
+from .signature import Signature
+
+T = TypeVar("T")
+MAX_RANKS = 4096
+MAX_SOURCES = 64
+MAX_UNRECOGNIZED = 500
+_NUMBERS = regex.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+@dataclass(slots=True)
+class Location:
+    source: str
+    line: int
+    rank: int | None = None
+    time: str | None = None
+    ts: float | None = None
+    host: str | None = None
+    actor: str | None = None
+    pid: int | None = None
+    source_index: int = 0
+
+    @classmethod
+    def of(cls, line: LogLine) -> Location:
+        return cls(line.source, line.lineno, line.rank, line.time, line.ts, line.host, line.actor, line.pid,
+                   line.source_index)
+
+    def to_json(self) -> dict[str, object]:
+        return {"source": self.source, "line": self.line, "rank": self.rank, "time": self.time,
+                "host": self.host, "actor": self.actor}
+
+    def short(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+def earlier(a: Location, b: Location) -> bool:
+    """True when `a` was seen before `b`: by timestamp when both have one, else by position."""
+    if a.ts is not None and b.ts is not None and a.ts != b.ts:
+        return a.ts < b.ts
+    return (a.source_index, a.line) < (b.source_index, b.line)
+
+
+@dataclass(slots=True)
+class Finding:
+    sig: Signature
+    count: int
+    first: Location
+    last: Location
+    captures: dict[str, str]
+    evidence: tuple[EvidenceLine, ...]
+    ranks: set[int] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
+    sources: list[str] = field(default_factory=list)
+
+    def absorb(self, other: Finding) -> None:
+        self.count += other.count
+        if earlier(other.first, self.first):
+            self.first, self.captures, self.evidence = other.first, other.captures, other.evidence
+        if earlier(self.last, other.last):
+            self.last = other.last
+        _add_capped(self.ranks, other.ranks, MAX_RANKS)
+        _add_capped(self.hosts, other.hosts, MAX_RANKS)
+        for s in other.sources:
+            if s not in self.sources and len(self.sources) < MAX_SOURCES:
+                self.sources.append(s)
+
+
+@dataclass(slots=True)
+class Unrecognized:
+    exc_type: str
+    message: str
+    frame: str
+    first: Location
+    count: int = 1
+    ranks: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class Fact:
+    name: str
+    value: str
+    where: Location
+
+
+def _add_capped(target: set[T], items: set[T], cap: int) -> None:
+    for item in items:
+        if len(target) >= cap:
+            return
+        target.add(item)
+
+
+class Collector:
+    """Receives one source's events (it is the scanner's `emit`); merges with other collectors."""
+
+    def __init__(self, signatures: dict[str, Signature]) -> None:
+        self.signatures = signatures
+        self.findings: dict[str, Finding] = {}
+        self.unrecognized: dict[tuple[str, str], Unrecognized] = {}
+        self.facts: dict[str, Fact] = {}
+        self.lines = 0
+        self.bytes = 0
+        self.sources = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, HitEvent):
+            self._hit(event)
+        elif isinstance(event, UnrecognizedEvent):
+            self._unrecognized(event)
+        elif isinstance(event, FactEvent):
+            where = Location.of(event.line)
+            known = self.facts.get(event.name)
+            if known is None or earlier(where, known.where):
+                self.facts[event.name] = Fact(event.name, event.value, where)
+
+    def _hit(self, event: HitEvent) -> None:
+        line = event.line
+        where = Location.of(line)
+        f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence)
+        if line.rank is not None:
+            f.ranks.add(line.rank)
+        if line.host:
+            f.hosts.add(line.host)
+        f.sources.append(line.source)
+        known = self.findings.get(event.sig_id)
+        if known is None:
+            self.findings[event.sig_id] = f
+        else:
+            known.absorb(f)
+
+    def _unrecognized(self, event: UnrecognizedEvent) -> None:
+        key = (event.exc_type, _NUMBERS.sub("N", event.message)[:200])
+        where = Location.of(event.line)
+        known = self.unrecognized.get(key)
+        if known is None:
+            if len(self.unrecognized) >= MAX_UNRECOGNIZED:
+                return
+            known = self.unrecognized[key] = Unrecognized(event.exc_type, event.message, event.frame, where, 0)
+        known.count += event.line.repeat
+        if earlier(where, known.first):
+            known.first, known.message, known.frame = where, event.message, event.frame
+        if event.line.rank is not None and len(known.ranks) < MAX_RANKS:
+            known.ranks.add(event.line.rank)
+
+    def merge(self, other: Collector) -> None:
+        """Fold in another source's results (called in source order, so results are stable)."""
+        for sig_id, f in other.findings.items():
+            mine = self.findings.get(sig_id)
+            if mine is None:
+                self.findings[sig_id] = f
+            else:
+                mine.absorb(f)
+        for key, u in other.unrecognized.items():
+            known = self.unrecognized.get(key)
+            if known is None:
+                if len(self.unrecognized) < MAX_UNRECOGNIZED:
+                    self.unrecognized[key] = u
+                continue
+            known.count += u.count
+            if earlier(u.first, known.first):
+                known.first, known.message, known.frame = u.first, u.message, u.frame
+            _add_capped(known.ranks, u.ranks, MAX_RANKS)
+        for name, fact in other.facts.items():
+            known_fact = self.facts.get(name)
+            if known_fact is None or earlier(fact.where, known_fact.where):
+                self.facts[name] = fact
+        self.lines += other.lines
+        self.bytes += other.bytes
+        self.sources += other.sources

@@ -1,0 +1,81 @@
+"""Language choice (en/zh) and the report's own words in both languages."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+LANGS = ("en", "zh")
+
+_MESSAGES: dict[str, dict[str, str]] = {
+    "root_cause": {"en": "Root cause", "zh": "根本原因"},
+    "no_root_cause": {"en": "No root cause found", "zh": "未找到根本原因"},
+    "only_symptoms": {
+        "en": "Only symptoms were found: these errors are usually the echo of a failure "
+        "elsewhere. Look for the cause where the first symptom points.",
+        "zh": "只找到了症状：这些错误通常是别处故障的连锁反应。请到第一个症状所指的位置查找原因。",
+    },
+    "no_failure": {"en": "No failure found", "zh": "未发现故障"},
+    "where": {"en": "Where", "zh": "位置"},
+    "seen": {"en": "Seen", "zh": "出现"},
+    "evidence": {"en": "Evidence", "zh": "证据"},
+    "why": {"en": "Why", "zh": "原因"},
+    "remedy": {"en": "Remedy", "zh": "解决方法"},
+    "references": {"en": "References", "zh": "参考"},
+    "other_findings": {"en": "Other findings", "zh": "其他发现"},
+    "unrecognized": {"en": "Unrecognised errors", "zh": "未识别的错误"},
+    "kind": {"en": "kind", "zh": "类别"},
+    "id": {"en": "id", "zh": "标识"},
+    "count": {"en": "count", "zh": "次数"},
+    "first_seen": {"en": "first seen", "zh": "首次出现"},
+    "exception": {"en": "exception", "zh": "异常"},
+    "message": {"en": "message", "zh": "信息"},
+    "times": {"en": "{n} times", "zh": "{n} 次"},
+    "on_ranks": {"en": "on ranks {ranks}", "zh": "rank：{ranks}"},
+    "on_hosts": {"en": "hosts {hosts}", "zh": "主机：{hosts}"},
+    "stats": {
+        "en": "Scanned {lines} lines ({mb} MB) from {sources} source(s) in {seconds} s.",
+        "zh": "共扫描 {sources} 个来源的 {lines} 行（{mb} MB），用时 {seconds} 秒。",
+    },
+    "verdict": {"en": "Verdict", "zh": "结论"},
+    "last_checkpoint": {"en": "Last checkpoint", "zh": "最近的检查点"},
+    "none_seen": {"en": "none seen in the logs", "zh": "日志中未见"},
+    "timeline": {"en": "Timeline", "zh": "时间线"},
+    "job": {"en": "Job", "zh": "作业"},
+    "echoes": {"en": "Echoes", "zh": "连锁反应"},
+    "cause": {"en": "cause", "zh": "原因"},
+    "symptom": {"en": "symptom", "zh": "症状"},
+    "advisory": {"en": "advisory", "zh": "建议"},
+    "title": {"en": "title", "zh": "标题"},
+    "layer": {"en": "layer", "zh": "层"},
+    "examples": {"en": "Examples", "zh": "示例"},
+    "falsepositives": {"en": "False positives", "zh": "误报情形"},
+    "signatures_count": {"en": "{n} signatures", "zh": "共 {n} 条特征"},
+    "frame": {"en": "frame", "zh": "栈帧"},
+    "error_prefix": {"en": "diagnose: error: ", "zh": "diagnose：错误："},
+    "warning_prefix": {"en": "diagnose: warning: ", "zh": "diagnose：警告："},
+}
+
+
+def detect_lang(env: Mapping[str, str] | None = None) -> str:
+    """The report language the environment asks for: zh for a zh_* locale, else en."""
+    env = os.environ if env is None else env
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var, "")
+        if not value:
+            continue
+        # LANGUAGE may list several, e.g. "zh_CN:en_US"; the first one decides.
+        first = value.split(":")[0].strip().lower()
+        if first.startswith("zh"):
+            return "zh"
+        if first in ("c", "posix", "c.utf-8") and var != "LANGUAGE":
+            return "en"
+        return "en"
+    return "en"
+
+
+def msg(key: str, lang: str, **values: object) -> str:
+    """The report's own text for `key` in `lang`, with `{name}` values filled in."""
+    entry = _MESSAGES[key]
+    text = entry.get(lang) or entry["en"]
+    return text.format(**values) if values else text

@@ -1,0 +1,124 @@
+"""Match one cleaned line against the database: literal prefilter, then each regex with a timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import regex
+
+from .database import CompiledCondition, Database, FactRule, Rule
+from .literals import Gate
+
+REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
+MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
+
+
+@dataclass(slots=True)
+class _GateIndex:
+    """Which rules each literal guards, so a line is tested against each literal once."""
+
+    exact: dict[str, list[int]] = field(default_factory=dict)
+    folded: dict[str, list[int]] = field(default_factory=dict)
+    always: list[int] = field(default_factory=list)
+
+    def add(self, gate: Gate | None, index: int) -> None:
+        if gate is None:
+            self.always.append(index)
+            return
+        table = self.folded if gate.fold else self.exact
+        for lit in gate.literals:
+            table.setdefault(lit, []).append(index)
+
+    def candidates(self, text: str) -> list[int]:
+        found: set[int] = set(self.always)
+        for lit, idx in self.exact.items():
+            if lit in text:
+                found.update(idx)
+        if self.folded:
+            low = text.lower()
+            for lit, idx in self.folded.items():
+                if lit in low:
+                    found.update(idx)
+        return sorted(found)
+
+
+class Matcher:
+    """Stateless per line, except for the once-only warnings about slow regexes."""
+
+    def __init__(self, db: Database, warn: Callable[[str], None] | None = None,
+                 timeout: float = REGEX_TIMEOUT) -> None:
+        self.db = db
+        self.timeout = timeout
+        self._warn = warn or (lambda _m: None)
+        self._rules = db.rules
+        self._facts = db.facts
+        self._rule_index = _GateIndex()
+        for i, rule in enumerate(self._rules):
+            self._rule_index.add(rule.gate, i)
+        self._fact_index = _GateIndex()
+        for i, fact in enumerate(self._facts):
+            self._fact_index.add(fact.gate, i)
+        self._timeouts: dict[int, int] = {}
+        self._disabled: set[int] = set()
+
+    def rules_for(self, text: str) -> list[tuple[Rule, dict[str, str]]]:
+        """Each signature's first rule that matches `text`, with its named captures."""
+        out: list[tuple[Rule, dict[str, str]]] = []
+        done: set[int] = set()
+        for i in self._rule_index.candidates(text):
+            rule = self._rules[i]
+            if rule.sig_index in done:
+                continue
+            m = self._search(rule.pattern, text, id(rule), self._where(rule))
+            if m is not None:
+                done.add(rule.sig_index)
+                out.append((rule, _captures(m)))
+        return out
+
+    def facts_for(self, text: str) -> list[tuple[FactRule, str]]:
+        out: list[tuple[FactRule, str]] = []
+        for i in self._fact_index.candidates(text):
+            fact = self._facts[i]
+            m = self._search(fact.pattern, text, id(fact), f"{self._path(fact.owner)}: facts.{fact.name}")
+            if m is not None:
+                value = m.group(fact.name)
+                if value is not None:
+                    out.append((fact, value.strip()))
+        return out
+
+    def condition(self, cond: CompiledCondition, text: str, owner: str) -> dict[str, str] | None:
+        gate = cond.gate
+        if gate is not None:
+            hay = text.lower() if gate.fold else text
+            if not any(lit in hay for lit in gate.literals):
+                return None
+        m = self._search(cond.pattern, text, id(cond), f"{self._path(owner)}: a match condition")
+        return _captures(m) if m is not None else None
+
+    def _search(self, pattern: regex.Pattern[str], text: str, key: int, where: str) -> regex.Match[str] | None:
+        if key in self._disabled:
+            return None
+        try:
+            return pattern.search(text, timeout=self.timeout)
+        except TimeoutError:
+            count = self._timeouts.get(key, 0) + 1
+            self._timeouts[key] = count
+            if count == 1:
+                self._warn(f"{where}: regex gave up after {self.timeout:g} s on a {len(text)}-character line; "
+                           "that line was skipped for this pattern")
+            if count >= MAX_TIMEOUTS:
+                self._disabled.add(key)
+                self._warn(f"{where}: regex timed out {count} times; it is switched off for the rest of this run")
+            return None
+
+    def _where(self, rule: Rule) -> str:
+        return f"{self.db.signatures[rule.sig_index].sig.path}: {rule.where}"
+
+    def _path(self, sig_id: str) -> str:
+        cs = self.db.get(sig_id)
+        return cs.sig.path if cs is not None else sig_id
+
+
+def _captures(m: regex.Match[str]) -> dict[str, str]:
+    return {k: v.strip() for k, v in m.groupdict().items() if v is not None and v.strip()}

@@ -1,0 +1,276 @@
+"""Scan one source's lines in order: normalise, group tracebacks, match, decide each hit.
+
+A hit waits until what decides it has been seen (its traceback closed, the lines of a `within`
+window passed), then it is emitted once as a HitEvent, with a little context as evidence. A
+traceback that no signature explained is emitted as an UnrecognizedEvent.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .database import CompiledSignature, Database
+from .matcher import Matcher
+from .normalize import LogLine, Normalizer
+from .traceback import TracebackGrouper, TracebackRecord
+
+CONTEXT_BEFORE = 3
+CONTEXT_AFTER = 2
+CONTEXT_REACH = 15  # context lines come from at most this many physical lines away
+AFTER_WAIT = 12  # physical lines a hit outside a traceback waits for its after-context
+RECENT = 256  # physical lines remembered for context and `within` windows
+STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
+STALE_CHECK_EVERY = 512
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceLine:
+    lineno: int
+    raw: str
+    key: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HitEvent:
+    sig_id: str
+    line: LogLine
+    captures: dict[str, str]
+    evidence: tuple[EvidenceLine, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UnrecognizedEvent:
+    exc_type: str
+    message: str
+    frame: str
+    line: LogLine
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactEvent:
+    name: str
+    value: str
+    line: LogLine
+
+
+Event = HitEvent | UnrecognizedEvent | FactEvent
+
+
+@dataclass(slots=True)
+class _Pending:
+    cs: CompiledSignature
+    line: LogLine
+    captures: dict[str, str]
+    tb: TracebackRecord | None
+    wait_until: int
+    before: list[LogLine]
+    after: list[LogLine] = field(default_factory=list)
+    window_all: list[bool] = field(default_factory=list)
+    window_not: bool = False
+
+
+@dataclass(slots=True)
+class _TbBook:
+    record: TracebackRecord
+    pending: int = 0
+    accepted: int = 0
+    closed: bool = False
+    sigs: set[str] = field(default_factory=set)
+
+
+class SourceScanner:
+    """One per source; `feed_raw` each physical line in order, then `finish`."""
+
+    def __init__(self, db: Database, matcher: Matcher, source: str, source_index: int,
+                 emit: Callable[[Event], None]) -> None:
+        self.db = db
+        self.matcher = matcher
+        self.source = source
+        self.emit = emit
+        self.normalizer = Normalizer(source, source_index)
+        self.grouper = TracebackGrouper(self._tb_closed)
+        self.recent: deque[LogLine] = deque(maxlen=max(RECENT, db.max_window + 1))
+        self.pending: list[_Pending] = []
+        self.books: dict[int, _TbBook] = {}
+        self.facts_seen: set[str] = set()
+        self.lineno = 0
+        self.lines = 0
+
+    @property
+    def busy(self) -> bool:
+        """True while a traceback is open or a hit waits: the next lines must all be fed."""
+        return bool(self.pending) or bool(self.books)
+
+    def feed_raw(self, lineno: int, raw: str) -> None:
+        self.lines += 1
+        for line in self.normalizer.lines(lineno, raw):
+            self.feed(line)
+
+    def feed(self, line: LogLine) -> None:
+        self.lineno = line.lineno
+        self.recent.append(line)
+        tb = self.grouper.feed(line)
+        if tb is not None and tb.tb_id not in self.books:
+            self.books[tb.tb_id] = _TbBook(tb)
+        if self.pending:
+            self._advance_pending(line)
+        text = line.text
+        if text:
+            for fact, value in self.matcher.facts_for(text):
+                if fact.name not in self.facts_seen:
+                    self.facts_seen.add(fact.name)
+                    self.emit(FactEvent(fact.name, value, line))
+            for rule, captures in self.matcher.rules_for(text):
+                self._hit(self.db.signatures[rule.sig_index], line, captures, tb)
+        if line.lineno % STALE_CHECK_EVERY == 0:
+            self.grouper.close_stale(line.lineno, STALE_TB)
+        if self.pending:
+            self._resolve_ready()
+
+    def finish(self) -> None:
+        self.grouper.close_all()
+        for p in list(self.pending):
+            p.wait_until = 0
+        self._resolve_ready(final=True)
+
+    # -- hits ------------------------------------------------------------------------------------
+    def _hit(self, cs: CompiledSignature, line: LogLine, captures: dict[str, str],
+             tb: TracebackRecord | None) -> None:
+        sig_id = cs.sig.id
+        book = self.books.get(tb.tb_id) if tb is not None else None
+        if book is not None and sig_id in book.sigs:
+            return  # one hit per signature per traceback
+        for cond in cs.not_:
+            if cond.cond.scope == "line" and self.matcher.condition(cond, line.text, sig_id) is not None:
+                return
+        merged = dict(captures)
+        for cond in cs.all:
+            if cond.cond.scope == "line":
+                got = self.matcher.condition(cond, line.text, sig_id)
+                if got is None:
+                    return
+                merged = {**got, **merged}
+        window = cs.window
+        before = [x for x in self.recent if x.stream == line.stream and x is not line
+                  and line.lineno - CONTEXT_REACH <= x.lineno <= line.lineno][-CONTEXT_BEFORE:]
+        wait = window if tb is not None else max(window, AFTER_WAIT)
+        p = _Pending(cs, line, merged, tb, line.lineno + wait, before)
+        if window:
+            p.window_all = [False] * len(cs.all)
+            for x in self.recent:
+                if x.lineno >= line.lineno - window:
+                    self._window_check(p, x)
+        if book is not None:
+            book.sigs.add(sig_id)
+            book.pending += 1
+        self.pending.append(p)
+
+    def _window_check(self, p: _Pending, x: LogLine) -> None:
+        if not x.text:
+            return
+        owner = p.cs.sig.id
+        for i, cond in enumerate(p.cs.all):
+            if cond.cond.scope == "window" and not p.window_all[i] and abs(x.lineno - p.line.lineno) <= cond.cond.lines:
+                got = self.matcher.condition(cond, x.text, owner)
+                if got is not None:
+                    p.window_all[i] = True
+                    for k, v in got.items():
+                        p.captures.setdefault(k, v)
+        for cond in p.cs.not_:
+            if cond.cond.scope == "window" and not p.window_not \
+                    and abs(x.lineno - p.line.lineno) <= cond.cond.lines \
+                    and self.matcher.condition(cond, x.text, owner) is not None:
+                p.window_not = True
+
+    def _advance_pending(self, line: LogLine) -> None:
+        for p in self.pending:
+            if p.cs.window and line.lineno <= p.line.lineno + p.cs.window:
+                self._window_check(p, line)
+            if p.tb is None and line.stream == p.line.stream and len(p.after) < CONTEXT_AFTER \
+                    and line is not p.line and line.lineno - p.line.lineno <= CONTEXT_REACH:
+                p.after.append(line)
+
+    def _resolve_ready(self, final: bool = False) -> None:
+        still: list[_Pending] = []
+        for p in self.pending:
+            tb_open = p.tb is not None and not self._tb_is_closed(p.tb)
+            if not final and (tb_open or self.lineno < p.wait_until):
+                still.append(p)
+                continue
+            self._decide(p)
+        self.pending = still
+
+    def _tb_is_closed(self, tb: TracebackRecord) -> bool:
+        book = self.books.get(tb.tb_id)
+        return book is None or book.closed
+
+    def _decide(self, p: _Pending) -> None:
+        cs = p.cs
+        accepted = not p.window_not
+        tb_lines = p.tb.lines if p.tb is not None else []
+        for i, cond in enumerate(cs.all):
+            if not accepted:
+                break
+            if cond.cond.scope == "window":
+                accepted = p.window_all[i]
+            elif cond.cond.scope == "traceback":
+                found = None
+                for x in tb_lines:
+                    found = self.matcher.condition(cond, x.text, cs.sig.id)
+                    if found is not None:
+                        break
+                if found is None:
+                    accepted = False
+                else:
+                    for k, v in found.items():
+                        p.captures.setdefault(k, v)
+        if accepted:
+            for cond in cs.not_:
+                if cond.cond.scope == "traceback" and any(
+                    self.matcher.condition(cond, x.text, cs.sig.id) is not None for x in tb_lines
+                ):
+                    accepted = False
+                    break
+        book = self.books.get(p.tb.tb_id) if p.tb is not None else None
+        if accepted:
+            self.emit(HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p)))
+        if book is not None:
+            book.pending -= 1
+            if accepted:
+                book.accepted += 1
+            if book.closed and book.pending == 0:
+                self._retire(book)
+
+    def _evidence(self, p: _Pending) -> tuple[EvidenceLine, ...]:
+        if p.tb is not None:
+            lines = p.tb.lines
+            try:
+                i = next(k for k, x in enumerate(lines) if x is p.line)
+            except StopIteration:
+                i = len(lines) - 1
+            before = lines[max(0, i - CONTEXT_BEFORE):i]
+            after = lines[i + 1:i + 1 + CONTEXT_AFTER]
+        else:
+            before, after = p.before, p.after
+        out = [EvidenceLine(x.lineno, x.raw, False) for x in before]
+        out.append(EvidenceLine(p.line.lineno, p.line.raw, True))
+        out.extend(EvidenceLine(x.lineno, x.raw, False) for x in after)
+        return tuple(out)
+
+    # -- tracebacks ------------------------------------------------------------------------------
+    def _tb_closed(self, tb: TracebackRecord) -> None:
+        book = self.books.get(tb.tb_id)
+        if book is None:
+            book = self.books[tb.tb_id] = _TbBook(tb)
+        book.closed = True
+        if book.pending == 0:
+            self._retire(book)
+
+    def _retire(self, book: _TbBook) -> None:
+        self.books.pop(book.record.tb_id, None)
+        tb = book.record
+        if book.accepted == 0 and not tb.ignored:
+            self.emit(UnrecognizedEvent(tb.exc_type, tb.message, tb.frame, tb.first, tb.kind))

@@ -1,0 +1,19 @@
+"""Shared fixtures: the built-in database, paths of the project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnoser.database import Database, load_database
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+SIGNATURES = ROOT / "signatures"
+SHARED_IDS = ROOT.parent / "shared" / "signature-ids.md"
+
+
+@pytest.fixture(scope="session")
+def db() -> Database:
+    return load_database()
