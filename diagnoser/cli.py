@@ -99,9 +99,21 @@ def diagnose_command(
         help="A folder of your own signature files (repeatable); same id replaces a built-in one.")] = None,
     lang: Annotated[str | None, typer.Option(
         "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG).")] = None,
+    job_status: Annotated[str | None, typer.Option(
+        "--job-status", metavar="STATUS",
+        help="What the scheduler reported (e.g. succeeded): a success with failing logs is flagged.")] = None,
+    exit_code: Annotated[int | None, typer.Option(
+        "--exit-code", metavar="N",
+        help="The exit code the scheduler recorded (0 with failing logs is flagged).")] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
-) -> int:
+) -> None:
     """Read a training job's logs and name the root cause of its failure, with the remedy."""
+    raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code, version))
+
+
+def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, explain: str | None,
+              signatures: list[Path] | None, lang: str | None, job_status: str | None, exit_code: int | None,
+              version: bool) -> int:
     if version:
         print(f"diagnose {__version__}")
         return EXIT_OK
@@ -117,7 +129,10 @@ def diagnose_command(
     if explain is not None:
         return _explain(db, explain, language)
     sources = _sources(paths or [], warn)
-    report = diagnose(db, sources, language, warn)
+    if job_status is not None and exit_code is not None:
+        raise UsageError("give --job-status or --exit-code, not both")
+    status = job_status if exit_code is None else f"exit code {exit_code}"
+    report = diagnose(db, sources, language, warn, status)
     emit_report(report, fmt, sys.stdout)
     return EXIT_FAILURE if report.failed else EXIT_OK
 

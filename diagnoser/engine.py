@@ -57,14 +57,15 @@ def scan_lines(db: Database, lines: Iterable[str], name: str = "<text>", matcher
     return collector
 
 
-def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore) -> Report:
+def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore,
+             job_status: str | None = None) -> Report:
     """Scan every source in order and build the ranked report."""
     started = time.perf_counter()
     matcher = Matcher(db, warn)
     total = Collector({cs.sig.id: cs.sig for cs in db.signatures})
     for index, source in enumerate(sources):
         total.merge(scan_source(db, matcher, source, index, warn))
-    return build_report(total, lang, time.perf_counter() - started)
+    return build_report(total, lang, time.perf_counter() - started, job_status)
 
 
 def diagnose_text(db: Database, text: str, lang: str = "en") -> Report:

@@ -30,7 +30,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "first_seen": {"en": "first seen", "zh": "首次出现"},
     "exception": {"en": "exception", "zh": "异常"},
     "message": {"en": "message", "zh": "信息"},
-    "times": {"en": "{n} times", "zh": "{n} 次"},
+    "times": {"en": "{n}×", "zh": "{n} 次"},
     "on_ranks": {"en": "on ranks {ranks}", "zh": "rank：{ranks}"},
     "on_hosts": {"en": "hosts {hosts}", "zh": "主机：{hosts}"},
     "stats": {
@@ -38,6 +38,15 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "共扫描 {sources} 个来源的 {lines} 行（{mb} MB），用时 {seconds} 秒。",
     },
     "verdict": {"en": "Verdict", "zh": "结论"},
+    "also": {"en": "Also", "zh": "另外"},
+    "first_error": {"en": "First unrecognised error", "zh": "第一个未识别的错误"},
+    "unrecognized_hint": {
+        "en": "No signature recognises this error. It is the earliest error in the logs, so start there: read "
+        "its traceback at the place above. If it is a known problem, a signature file teaches diagnose to "
+        "recognise it (diagnose --signatures DIR; see signatures/README.md).",
+        "zh": "没有特征能识别此错误。它是日志中最早出现的错误，请从这里开始：查看上述位置的调用栈。若这是已知问题，"
+        "可编写特征文件让 diagnose 识别它（diagnose --signatures DIR；见 signatures/README.md）。",
+    },
     "last_checkpoint": {"en": "Last checkpoint", "zh": "最近的检查点"},
     "none_seen": {"en": "none seen in the logs", "zh": "日志中未见"},
     "timeline": {"en": "Timeline", "zh": "时间线"},

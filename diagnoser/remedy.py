@@ -83,6 +83,8 @@ def fill(template: str, values: Mapping[str, str]) -> str:
             return "{"
         if token == "}}":
             return "}"
+        if token.startswith("$"):
+            return token
         name, flt, fallback = m.group(1), m.group(2), m.group(3)
         value = values.get(name)
         if value is None or value == "":

@@ -10,10 +10,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .findings import Finding, Location
+from .findings import Finding, Location, Unrecognized
 from .i18n import msg
 from .rank import compact_ranks
-from .report import Report
+from .report import MASKED_ID, Report, first_unrecognized
 
 EVIDENCE_WIDTH = 300
 
@@ -100,8 +100,14 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         console.print(Text(msg("no_failure", lang) + ".", style="bold green"))
     else:
         console.print(Text(msg("no_root_cause", lang) + ".", style="bold yellow"))
+        first = first_unrecognized(report)
+        if first is not None:
+            console.print(_unrecognized_panel(report, first))
 
-    others = [f for f in report.findings if f is not shown]
+    masked = _masked(report)
+    if masked is not None and masked is not shown:
+        console.print(_finding_panel(report, masked, msg("also", lang), "magenta"))
+    others = [f for f in report.findings if f is not shown and f is not masked]
     if others:
         table = Table(title=msg("other_findings", lang), title_justify="left", box=box.SIMPLE_HEAD,
                       show_edge=False, pad_edge=False)
@@ -129,6 +135,28 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
                            seconds=f"{s.seconds:.2f}"), style="dim"))
 
 
+def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
+    lang = report.lang
+    body: list[RenderableType] = [
+        Text.assemble((msg("where", lang) + ": ", "bold"), where_text(u.first, lang)),
+        Text.assemble((msg("seen", lang) + ": ", "bold"), msg("times", lang, n=u.count)
+                      + (" · " + msg("on_ranks", lang, ranks=compact_ranks(u.ranks)) if u.ranks else "")),
+    ]
+    if u.frame:
+        body.append(Text.assemble((msg("frame", lang) + ": ", "bold"), u.frame))
+    body += [Text(""), Text(f"{u.exc_type}: {u.message}", style="bold"), Text(""),
+             Text(msg("unrecognized_hint", lang))]
+    title = Text(f"{msg('first_error', lang)}: {u.exc_type}", style="bold yellow")
+    return Panel(Group(*body), title=title, title_align="left", border_style="yellow", box=box.ROUNDED)
+
+
+def _masked(report: Report) -> Finding | None:
+    """The exit-code-masked finding, when it deserves a panel of its own beside the root cause."""
+    if not report.status_masked:
+        return None
+    return next((f for f in report.findings if f.sig.id == MASKED_ID), None)
+
+
 def render_markdown(report: Report) -> str:
     lang = report.lang
     out: list[str] = ["# diagnose report", ""]
@@ -139,6 +167,12 @@ def render_markdown(report: Report) -> str:
         out += [f"**{msg('no_root_cause', lang)}.** {msg('only_symptoms', lang)}", ""]
     elif rc is None:
         out += [f"**{msg('no_failure', lang) if not report.failed else msg('no_root_cause', lang)}.**", ""]
+        first = first_unrecognized(report)
+        if first is not None:
+            out += [f"## {msg('first_error', lang)}: `{first.exc_type}`", "",
+                    f"- **{msg('where', lang)}:** {where_text(first.first, lang)}",
+                    *([f"- **{msg('frame', lang)}:** `{first.frame}`"] if first.frame else []), "",
+                    "```", f"{first.exc_type}: {first.message}", "```", "", msg("unrecognized_hint", lang), ""]
     if shown is not None:
         heading = msg("root_cause", lang) if shown is rc else msg("symptom", lang)
         out += [f"## {heading}: {shown.sig.title.get(lang)} (`{shown.sig.id}`)", "",
@@ -151,7 +185,11 @@ def render_markdown(report: Report) -> str:
                 f"### {msg('remedy', lang)}", "", report.remedy[shown.sig.id], ""]
         if shown.sig.references:
             out += [f"### {msg('references', lang)}", ""] + [f"- {r}" for r in shown.sig.references] + [""]
-    others = [f for f in report.findings if f is not shown]
+    masked = _masked(report)
+    if masked is not None and masked is not shown:
+        out += [f"## {msg('also', lang)}: {masked.sig.title.get(lang)} (`{masked.sig.id}`)", "",
+                report.why[masked.sig.id], "", report.remedy[masked.sig.id], ""]
+    others = [f for f in report.findings if f is not shown and f is not masked]
     if others:
         out += [f"## {msg('other_findings', lang)}", "",
                 f"| {msg('kind', lang)} | {msg('id', lang)} | {msg('count', lang)} | {msg('first_seen', lang)} |",

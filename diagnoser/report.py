@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .findings import Collector, Fact, Finding, Unrecognized, earlier
+from .findings import Collector, Fact, Finding, Location, Unrecognized, earlier
 from .rank import compact_ranks, rank_findings, root_cause
 from .remedy import fill, render_remedy
+from .scanner import EvidenceLine
 
 SCHEMA = 1
 MAX_EVIDENCE_CHARS = 400
+# The meta signature that explains a job reported as succeeded although its logs show a failure.
+MASKED_ID = "dlc-exit-code-masked"
+SUCCESS_WORDS = ("succeeded", "success", "successful", "completed", "complete", "done", "ok")
 
 
 @dataclass(slots=True)
@@ -30,6 +34,12 @@ class Report:
     stats: Stats
     why: dict[str, str] = field(default_factory=dict)
     remedy: dict[str, str] = field(default_factory=dict)
+    job_status: str | None = None  # what the scheduler reported, from --job-status / --exit-code
+
+    @property
+    def status_masked(self) -> bool:
+        """The scheduler said the job succeeded, but the logs show it failed."""
+        return reported_success(self.job_status) and self.failed
 
     @property
     def failed(self) -> bool:
@@ -58,11 +68,39 @@ def values_for(finding: Finding, facts: dict[str, Fact]) -> dict[str, str]:
     return values
 
 
-def build_report(collector: Collector, lang: str, seconds: float) -> Report:
-    ranked = rank_findings(collector.findings.values())
+def reported_success(status: str | None) -> bool:
+    if status is None:
+        return False
+    low = status.strip().lower()
+    return low in SUCCESS_WORDS or low in ("0", "exit 0", "exit code 0", "exited 0")
+
+
+def _masked_finding(collector: Collector, status: str) -> Finding | None:
+    sig = collector.signatures.get(MASKED_ID)
+    if sig is None:
+        return None
+    where = Location("<job status>", 0)
+    evidence = (EvidenceLine(0, f"the scheduler reported this job as: {status}", True),)
+    return Finding(sig, 1, where, where, {"job_status": status}, evidence)
+
+
+def build_report(collector: Collector, lang: str, seconds: float, job_status: str | None = None) -> Report:
+    found = dict(collector.findings)
+    failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) \
+        or bool(collector.unrecognized)
+    for sig_id in [k for k, f in found.items() if f.sig.only_with_failure and not failed]:
+        del found[sig_id]  # a meta signature only speaks when the input shows a failure
+    if failed and reported_success(job_status) and MASKED_ID not in found:
+        masked = _masked_finding(collector, job_status or "")
+        if masked is not None:
+            found[MASKED_ID] = masked
+    if job_status is not None and MASKED_ID in found:
+        found[MASKED_ID].captures.setdefault("job_status", job_status)
+    ranked = rank_findings(found.values())
     unrecognized = sorted(collector.unrecognized.values(), key=lambda u: (u.first.source_index, u.first.line))
     stats = Stats(collector.sources, collector.lines, collector.bytes, round(seconds, 3))
-    report = Report(lang, ranked, root_cause(ranked), unrecognized, dict(collector.facts), stats)
+    report = Report(lang, ranked, root_cause(ranked), unrecognized, dict(collector.facts), stats,
+                    job_status=job_status)
     for f in ranked:
         values = values_for(f, collector.facts)
         report.why[f.sig.id] = fill(f.sig.why.get(lang), values)
@@ -116,6 +154,7 @@ def to_json(report: Report) -> dict[str, object]:
         ],
         "facts": {name: fact.value for name, fact in sorted(report.facts.items())},
         "failed": report.failed,
+        "job_status": {"reported": report.job_status, "masked": report.status_masked},
         "stats": {"sources": report.stats.sources, "lines": report.stats.lines, "bytes": report.stats.bytes,
                   "seconds": report.stats.seconds},
     }

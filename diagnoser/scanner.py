@@ -23,6 +23,7 @@ AFTER_WAIT = 12  # physical lines a hit outside a traceback waits for its after-
 RECENT = 256  # physical lines remembered for context and `within` windows
 STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
 STALE_CHECK_EVERY = 512
+FOREVER = 1 << 62  # a hit with whole-file conditions waits for the end of its source
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +99,18 @@ class SourceScanner:
         self.facts_seen: set[str] = set()
         self.lineno = 0
         self.lines = 0
+        # conditions that look at the whole file: whether each has matched any line so far
+        self.file_conds = [(cs, c) for cs in db.signatures for c in (*cs.all, *cs.not_) if c.cond.scope == "file"]
+        self.file_seen: set[int] = set()
 
     @property
     def busy(self) -> bool:
-        """True while a traceback is open or a hit waits: the next lines must all be fed."""
-        return bool(self.pending) or bool(self.books)
+        """True while a traceback is open or a hit waits on nearby lines: the next lines must all be fed.
+
+        Hits that wait for the end of the file do not count: whole-file conditions are tracked
+        on every line that carries their literal, wherever the hit was.
+        """
+        return bool(self.books) or any(p.wait_until < FOREVER for p in self.pending)
 
     def feed_raw(self, lineno: int, raw: str) -> None:
         self.lines += 1
@@ -118,6 +126,10 @@ class SourceScanner:
         if self.pending:
             self._advance_pending(line)
         text = line.text
+        if text and self.file_conds:
+            for cs, cond in self.file_conds:
+                if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
+                    self.file_seen.add(id(cond))
         if text:
             for fact, value in self.matcher.facts_for(text):
                 if fact.name not in self.facts_seen:
@@ -154,10 +166,11 @@ class SourceScanner:
                     return
                 merged = {**got, **merged}
         window = cs.window
+        whole_file = any(c.cond.scope == "file" for c in (*cs.all, *cs.not_))
         before = [x for x in self.recent if x.stream == line.stream and x is not line
                   and line.lineno - CONTEXT_REACH <= x.lineno <= line.lineno][-CONTEXT_BEFORE:]
         wait = window if tb is not None else max(window, AFTER_WAIT)
-        p = _Pending(cs, line, merged, tb, line.lineno + wait, before)
+        p = _Pending(cs, line, merged, tb, line.lineno + wait if not whole_file else FOREVER, before)
         if window:
             p.window_all = [False] * len(cs.all)
             for x in self.recent:
@@ -209,12 +222,15 @@ class SourceScanner:
 
     def _decide(self, p: _Pending) -> None:
         cs = p.cs
-        accepted = not p.window_not
+        accepted = not p.window_not and not any(
+            c.cond.scope == "file" and id(c) in self.file_seen for c in cs.not_)
         tb_lines = p.tb.lines if p.tb is not None else []
         for i, cond in enumerate(cs.all):
             if not accepted:
                 break
-            if cond.cond.scope == "window":
+            if cond.cond.scope == "file":
+                accepted = id(cond) in self.file_seen
+            elif cond.cond.scope == "window":
                 accepted = p.window_all[i]
             elif cond.cond.scope == "traceback":
                 found = None

@@ -12,19 +12,22 @@ from .errors import SignatureError
 KINDS = ("cause", "symptom", "advisory")
 SEVERITIES = ("fatal", "error", "warning", "info")
 VERDICTS = ("restart", "fix-then-restart", "investigate")
-SCOPES = ("line", "traceback", "window")
+SCOPES = ("line", "traceback", "window", "file")
 WHEN_OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "present")
 
 # The order the fields are written in; the database lint holds built-in files to it.
 FIELD_ORDER = (
-    "id", "title", "kind", "severity", "layer", "verdict", "frameworks", "symptom_of",
+    "id", "title", "kind", "severity", "layer", "verdict", "frameworks", "symptom_of", "only_with_failure",
     "match", "facts", "why", "remedy", "references", "falsepositives", "examples",
 )
 REQUIRED = ("id", "title", "kind", "severity", "match", "why", "remedy", "references", "examples")
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# `{name}`, `{name|fallback text}` or `{name:filter}`; `{{` and `}}` are literal braces.
-PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z_]+))?(?:\|([^{}]*))?\}")
+# `{name}`, `{name|fallback text}` or `{name:filter}`; `{{` and `}}` are literal braces, and so is a
+# shell variable `${VAR}` / `${PIPESTATUS[0]}` (remedies quote shell commands).
+PLACEHOLDER_RE = re.compile(
+    r"\{\{|\}\}|\$\{[^{}\s]*\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z_]+))?(?:\|([^{}]*))?\}"
+)
 FILTERS = ("half", "double", "upper", "lower")
 
 
@@ -44,7 +47,8 @@ class Condition:
     """A regex that must (or, under `not`, must not) hold near a hit.
 
     scope "line": on the hit line itself; "traceback": on some line of the traceback that holds
-    the hit; "window": on some line within `lines` physical lines before or after it, same source.
+    the hit; "window": on some line within `lines` physical lines before or after it, same source;
+    "file": on any line of the same source (decided when the source ends).
     """
 
     pattern: str
@@ -86,6 +90,7 @@ class Signature:
     verdict: str
     frameworks: tuple[str, ...]
     symptom_of: tuple[str, ...]
+    only_with_failure: bool
     any: tuple[str, ...]
     all: tuple[Condition, ...]
     not_: tuple[Condition, ...]
@@ -191,8 +196,10 @@ class _Reader:
             return Condition(pattern, "traceback", 0)
         if "within" in data:
             lines = data["within"]
+            if lines == "file":
+                return Condition(pattern, "file", 0)
             if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= 200:
-                raise self.fail(f"{where}.within", "must be a whole number of lines from 1 to 200")
+                raise self.fail(f"{where}.within", "must be a whole number of lines from 1 to 200, or 'file'")
             return Condition(pattern, "window", lines)
         return Condition(pattern, default_scope, 0)
 
@@ -277,6 +284,9 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
     symptom_of = r.strings(doc.get("symptom_of"), "symptom_of")
     if symptom_of and kind != "symptom":
         raise r.fail("symptom_of", "only a signature of kind symptom names the causes it echoes")
+    only_with_failure = doc.get("only_with_failure", False)
+    if not isinstance(only_with_failure, bool):
+        raise r.fail("only_with_failure", "must be true or false")
 
     match = r.mapping(doc["match"], "match")
     r.only(match, "match", ("any", "all", "not"))
@@ -319,7 +329,8 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
 
     return Signature(
         id=sig_id, title=title, kind=kind, severity=severity, layer=final_layer, verdict=verdict,
-        frameworks=frameworks, symptom_of=symptom_of, any=any_, all=all_, not_=not_,
+        frameworks=frameworks, symptom_of=symptom_of, only_with_failure=only_with_failure,
+        any=any_, all=all_, not_=not_,
         facts=tuple(facts), why=why, remedy=remedy, references=references,
         falsepositives=falsepositives, examples_match=ex_match, examples_no_match=ex_no,
         todo=todo, path=path,

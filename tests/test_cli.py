@@ -1,0 +1,158 @@
+"""The command line: options, formats, exit codes, one-line errors, a real pipe."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from diagnoser.cli import app, main
+
+from .conftest import SAMPLES
+
+SAMPLE = SAMPLES / "chatlearn" / "cuda-oom-fsdp-packing.log"
+runner = CliRunner()
+
+
+def run_main(args: list[str], capsys: pytest.CaptureFixture[str], stdin: str | None = None,
+             monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
+    if stdin is not None and monkeypatch is not None:
+        buf = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+        monkeypatch.setattr(sys, "stdin", buf)
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_report_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main([str(SAMPLE), "--format", "json"], capsys)
+    assert code == 1
+    report = json.loads(out)
+    assert report["schema"] == 1
+    assert set(report) >= {"schema", "root_cause", "findings", "unrecognized", "stats"}
+    rc = report["root_cause"]
+    assert rc["id"] == "cuda-oom" and report["findings"][0] == rc
+    assert set(rc) >= {"id", "title", "kind", "severity", "count", "first", "ranks", "captures", "why", "remedy",
+                       "references", "evidence"}
+    assert set(rc["first"]) >= {"source", "line", "rank", "time"}
+    assert isinstance(rc["first"]["line"], int) and rc["first"]["rank"] == 3
+    assert "32768" in rc["remedy"] and "16384" in rc["remedy"]
+    assert set(report["stats"]) == {"sources", "lines", "bytes", "seconds"}
+    assert report["stats"]["lines"] > 50
+
+
+def test_text_report_plain_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main([str(SAMPLE)], capsys)
+    assert code == 1 and "\x1b[" not in out
+    assert "Root cause" in out and "cuda-oom" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out, _ = run_main([str(SAMPLE), "--format", "markdown"], capsys)
+    assert out.startswith("# diagnose report") and "```" in out and "`cuda-oom`" in out
+
+
+def test_healthy_input_exits_zero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = tmp_path / "ok.log"
+    log.write_text("step 1 loss 0.5\nstep 2 loss 0.4\n")
+    code, out, _ = run_main([str(log)], capsys)
+    assert code == 0 and "No failure found" in out
+
+
+def test_unrecognised_traceback_is_never_silent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = tmp_path / "odd.log"
+    log.write_text('Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nZeroDivisionError: division by zero\n')
+    code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    report = json.loads(out)
+    assert code == 1 and report["root_cause"] is None
+    assert report["unrecognized"][0]["exception"] == "ZeroDivisionError"
+    code, out, _ = run_main([str(log)], capsys)
+    assert "ZeroDivisionError" in out and "First unrecognised error" in out
+
+
+def test_gzip_and_stdin(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+    gz = tmp_path / "rank1.log.gz"
+    gz.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    code, out, _ = run_main([str(gz), "-f", "json"], capsys)
+    assert code == 1 and json.loads(out)["root_cause"]["id"] == "cuda-oom"
+    code, out, _ = run_main(["-f", "json"], capsys, stdin=SAMPLE.read_text(encoding="utf-8"), monkeypatch=monkeypatch)
+    assert code == 1 and json.loads(out)["root_cause"]["first"]["source"] == "<stdin>"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--bogus"], "No such option"),
+    (["/no/such/file.log"], "no such file"),
+    (["--explain", "no-such-id"], "no signature with id"),
+    (["--lang", "fr", "x"], "--lang must be one of"),
+    (["--format", "xml", "x"], "xml"),
+])
+def test_usage_errors_are_one_line_exit_2(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(args, capsys)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and needle in err and "Traceback" not in err
+
+
+def test_bad_user_signature_is_reported_as_path_field_problem(capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("id: bad\ntitle: {en: x, zh: 中}\nkind: cause\nseverity: fatal\n"
+                                       "match: {any: ['(unclosed']}\nwhy: {en: x, zh: 中}\nremedy: {en: x, zh: 中}\n"
+                                       "references: [https://x]\nexamples: {match: [a], no_match: [b]}\n")
+    code, _, err = run_main(["--signatures", str(tmp_path), str(SAMPLE)], capsys)
+    assert code == 2
+    assert err.startswith("diagnose: error: ") and "bad.yaml: match.any[0]:" in err
+
+
+def test_user_signature_replaces_builtin(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    text = (Path(__file__).parent.parent / "signatures" / "cuda" / "cuda-oom.yaml").read_text(encoding="utf-8")
+    text = text.replace('en: "CUDA out of memory: a GPU ran out of memory"', 'en: "MY OWN OOM TITLE"')
+    (tmp_path / "cuda-oom.yaml").write_text(text, encoding="utf-8")
+    _code, out, _ = run_main(["--signatures", str(tmp_path), str(SAMPLE), "-f", "json"], capsys)
+    assert json.loads(out)["root_cause"]["title"] == "MY OWN OOM TITLE"
+
+
+def test_list_and_explain_with_clirunner() -> None:
+    result = runner.invoke(app, ["--list"])
+    assert result.exit_code == 0 and "cuda-oom" in result.output
+    result = runner.invoke(app, ["--explain", "cuda-oom"])
+    assert result.exit_code == 0 and "max_token_in_packing" in result.output and "References" in result.output
+    result = runner.invoke(app, ["--list", "--format", "json"])
+    assert any(row["id"] == "cuda-oom" for row in json.loads(result.output))
+
+
+def test_clirunner_diagnose_json() -> None:
+    result = runner.invoke(app, [str(SAMPLE), "--format", "json"])
+    assert result.exit_code == 1 and json.loads(result.output)["root_cause"]["id"] == "cuda-oom"
+
+
+def test_job_status_flags_masked_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main([str(SAMPLE), "-f", "json", "--job-status", "succeeded"], capsys)
+    report = json.loads(out)
+    assert code == 1 and report["root_cause"]["id"] == "cuda-oom"
+    assert report["job_status"] == {"reported": "succeeded", "masked": True}
+    assert "dlc-exit-code-masked" in [f["id"] for f in report["findings"]]
+    _code, out, _ = run_main([str(SAMPLE), "-f", "json", "--exit-code", "1"], capsys)
+    assert json.loads(out)["job_status"]["masked"] is False
+
+
+def test_chinese_report(capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out, _ = run_main([str(SAMPLE), "--lang", "zh"], capsys)
+    assert "根本原因" in out and "解决方法" in out and "max_token_in_packing" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_real_pipe_subprocess() -> None:
+    env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
+    cat = subprocess.Popen(["cat", str(SAMPLE)], stdout=subprocess.PIPE)
+    proc = subprocess.run([sys.executable, "-m", "diagnoser", "--format", "json"], stdin=cat.stdout,
+                          capture_output=True, env=env, timeout=120, check=False)
+    cat.wait()
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["root_cause"]["id"] == "cuda-oom"

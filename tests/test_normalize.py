@@ -1,0 +1,119 @@
+"""The normaliser: ANSI (also broken forms), \\r redraws, prefixes, timestamps, streams."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnoser.normalize import Normalizer, strip_ansi
+
+
+def one(raw: str):  # type: ignore[no-untyped-def]
+    lines = Normalizer("x").lines(1, raw)
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(("raw", "text"), [
+    ("\x1b[36m(WorkerDict pid=123, ip=10.0.0.7)\x1b[0m Traceback (most recent call last):",
+     "Traceback (most recent call last):"),
+    ("[36m(WorkerDict pid=123, ip=10.0.0.7)[0m boom", "boom"),  # ESC byte lost
+    ("#033[31mERROR#033[0m bad", "ERROR bad"),
+    ("[megatron_strategy.py] keep", "[megatron_strategy.py] keep"),  # "[m" is not a colour code
+    ("\x1b]0;title\x07plain", "plain"),
+])
+def test_ansi(raw: str, text: str) -> None:
+    assert one(raw).text == text
+
+
+def test_raw_keeps_prefixes_but_not_colour() -> None:
+    line = one("\x1b[36m(WorkerDict pid=123, ip=10.0.0.7)\x1b[0m boom")
+    assert line.raw == "(WorkerDict pid=123, ip=10.0.0.7) boom"
+
+
+def test_ray_prefix_fields_and_dedup_suffix() -> None:
+    line = one("(ActorWorker(actor_train-0-G0) pid=4321, ip=10.0.0.7) Loading shards done [repeated 7x across cluster]")
+    assert line.text == "Loading shards done"
+    assert (line.actor, line.pid, line.host, line.repeat) == ("ActorWorker(actor_train-0-G0)", 4321, "10.0.0.7", 7)
+
+
+def test_ray_service_prefixes() -> None:
+    assert one("(raylet) A worker died").text == "A worker died"
+    assert one("(raylet, ip=10.0.0.8) A worker died").host == "10.0.0.8"
+    assert one("(autoscaler +1m16s) Tip: use").text == "Tip: use"
+
+
+def test_parenthesised_text_is_not_a_prefix() -> None:
+    assert one("(1) The process is killed by SIGKILL by OOM killer").text.startswith("(1) The process")
+
+
+@pytest.mark.parametrize(("raw", "rank", "text"), [
+    ("[rank3]: Traceback (most recent call last):", 3, "Traceback (most recent call last):"),
+    ('[rank3]:   File "x.py", line 1, in f', 3, '  File "x.py", line 1, in f'),
+    ("[rank1]:[E501 10:22:34.112833000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught", 1, "[Rank 1] Watchdog caught"),
+    ("[default5]:Fatal Python error: Segmentation fault", 5, "Fatal Python error: Segmentation fault"),
+    ("[1,3]<stderr>:RuntimeError: boom", 3, "RuntimeError: boom"),
+    ("10.0.0.1: [rank0]: Traceback (most recent call last):", 0, "Traceback (most recent call last):"),
+])
+def test_rank_prefixes(raw: str, rank: int, text: str) -> None:
+    line = one(raw)
+    assert (line.rank, line.text) == (rank, text)
+
+
+def test_childfailederror_index_lines_survive() -> None:
+    assert one("  [0]:").text == "  [0]:"
+    assert one("[0]:").text == "[0]:"
+
+
+@pytest.mark.parametrize(("raw", "time", "text"), [
+    ("2025-07-01 10:00:02,118\tINFO worker.py:1888 -- Started", "2025-07-01T10:00:02.118", "INFO worker.py:1888 -- Started"),
+    ("[2025-07-01 10:12:33,904 ChatLearn-policy_trainer 10.0.0.7 RANK:3] (decorator.py 37): ERROR x",
+     "2025-07-01T10:12:33.904", "ERROR x"),
+    ("[2026-01-01 10:00:00] [rlvr_pipeline.py (487)] [INFO] [DRIVER 0 / 1][PID 1234] pipeline step 0",
+     "2026-01-01T10:00:00", "pipeline step 0"),
+    ("2024-05-01T12:00:01.123456Z something", "2024-05-01T12:00:01.123456", "something"),
+    ("[2024-05-01 12:00:01,123 I 1234 5678] node_manager.cc:123: msg", "2024-05-01T12:00:01.123",
+     "node_manager.cc:123: msg"),
+    ("[Wed May  1 12:00:01 2024] NVRM: Xid (PCI:0000:3b:00): 79", "2024-05-01T12:00:01", "NVRM: Xid (PCI:0000:3b:00): 79"),
+])
+def test_timestamps(raw: str, time: str, text: str) -> None:
+    line = one(raw)
+    assert (line.time, line.text) == (time, text)
+
+
+def test_yearless_timestamp_takes_the_year_seen_before() -> None:
+    n = Normalizer("x")
+    n.lines(1, "2024-12-01 10:00:00,000 INFO start")
+    line = n.lines(2, "[rank0]:[E1201 10:22:34.112833000 ProcessGroupNCCL.cpp:632] x")[0]
+    assert line.time == "2024-12-01T10:22:34.112833" and line.ts is not None
+
+
+def test_syslog_kernel_line_gives_host() -> None:
+    line = one("May  1 12:00:01 node-3 kernel: [12345.678901] NVRM: Xid (PCI:0000:3b:00): 79, pid=1")
+    assert line.host == "node-3" and line.text.startswith("NVRM: Xid")
+
+
+def test_progress_redraws_collapse_and_glued_error_is_found() -> None:
+    raw = ("Loading:  10%|█         | 1/10 [00:01<00:09]\rLoading:  50%|█████     | 5/10 [00:05<00:05]"
+           "\rTraceback (most recent call last):")
+    texts = [x.text for x in Normalizer("x").lines(1, raw)]
+    assert texts == ["Traceback (most recent call last):"]
+    glued = "Epoch 0:   6%|██ | 32040/500150 [00:10<02:30, 3000it/s][E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught"
+    assert [x.text for x in Normalizer("x").lines(1, glued)] == ["[Rank 0] Watchdog caught"]
+
+
+def test_segments_after_cr_keep_the_prefix_identity() -> None:
+    raw = "(WorkerDict pid=9, ip=10.0.0.1) step 1\rRuntimeError: boom"
+    lines = Normalizer("x").lines(1, raw)
+    assert [x.text for x in lines] == ["step 1", "RuntimeError: boom"]
+    assert {x.stream for x in lines} == {lines[0].stream} and lines[1].pid == 9
+
+
+def test_logger_prefix_does_not_split_the_stream() -> None:
+    n = Normalizer("x")
+    a = n.lines(1, "(PolicyTrainer pid=3, ip=10.0.0.7) [2025-07-01 10:12:33,904 ChatLearn-p 10.0.0.7 RANK:3] (d.py 3): ERROR x")[0]
+    b = n.lines(2, "(PolicyTrainer pid=3, ip=10.0.0.7) Traceback (most recent call last):")[0]
+    assert a.stream == b.stream and a.rank == 3
+
+
+def test_strip_ansi_is_idempotent_on_plain_text() -> None:
+    assert strip_ansi("plain [1] text") == "plain [1] text"

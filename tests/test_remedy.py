@@ -1,0 +1,51 @@
+"""Remedy templates: placeholders, fallbacks, filters, `when` variants; a missing value never fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnoser.remedy import choose, fill, holds
+from diagnoser.signature import RemedyVariant, Text, WhenTest
+
+
+@pytest.mark.parametrize(("template", "values", "out"), [
+    ("lower it from {n} to {n:half}", {"n": "32768"}, "lower it from 32768 to 16384"),
+    ("double {n:double}", {"n": "3"}, "double 6"),
+    ("half of one is {n:half}", {"n": "1"}, "half of one is 1"),
+    ("now {n|unknown}", {}, "now unknown"),
+    ("now {n}", {}, "now <n>"),
+    ("{{literal}} and ${PIPESTATUS[0]} and ${RANK}", {}, "{literal} and ${PIPESTATUS[0]} and ${RANK}"),
+    ("{x:half}", {"x": "abc"}, "abc"),
+    ("{x:upper}", {"x": "abc"}, "ABC"),
+])
+def test_fill(template: str, values: dict[str, str], out: str) -> None:
+    assert fill(template, values) == out
+
+
+@pytest.mark.parametrize(("test", "values", "result"), [
+    (WhenTest("packing", "eq", True), {"packing": "True"}, True),
+    (WhenTest("packing", "eq", True), {"packing": "false"}, False),
+    (WhenTest("packing", "eq", False), {"packing": "False"}, True),
+    (WhenTest("tp", "gt", 1), {"tp": "2"}, True),
+    (WhenTest("tp", "gt", 1), {"tp": "1"}, False),
+    (WhenTest("tp", "gt", 1), {}, False),
+    (WhenTest("tp", "gt", 1), {"tp": "two"}, False),
+    (WhenTest("tp", "present", False), {}, True),
+    (WhenTest("code", "in", [-9, 137]), {"code": "-9"}, True),
+    (WhenTest("kind", "eq", "OOM"), {"kind": "oom"}, True),
+    (WhenTest("kind", "ne", "oom"), {"kind": "segv"}, True),
+])
+def test_when(test: WhenTest, values: dict[str, str], result: bool) -> None:
+    assert holds(test, values) is result
+
+
+def test_choose_first_matching_else_default() -> None:
+    variants = (
+        RemedyVariant((WhenTest("packing", "eq", True),), Text("on", "开")),
+        RemedyVariant((WhenTest("packing", "eq", False),), Text("off", "关")),
+        RemedyVariant((), Text("unknown", "未知")),
+    )
+    assert choose(variants, {"packing": "true"}).en == "on"
+    assert choose(variants, {"packing": "0"}).en == "off"
+    assert choose(variants, {}).en == "unknown"
+    assert choose(variants, {"packing": "maybe"}).zh == "未知"

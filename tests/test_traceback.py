@@ -1,0 +1,106 @@
+"""Traceback grouping per stream: plain, chained, Ray-nested, C++ terminate, interleaved, bounded."""
+
+from __future__ import annotations
+
+from diagnoser.normalize import Normalizer
+from diagnoser.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
+
+
+def group(text: str) -> list[TracebackRecord]:
+    closed: list[TracebackRecord] = []
+    g = TracebackGrouper(closed.append)
+    n = Normalizer("x")
+    for i, raw in enumerate(text.splitlines(), start=1):
+        for line in n.lines(i, raw):
+            g.feed(line)
+    g.close_all()
+    return closed
+
+
+def test_plain_traceback() -> None:
+    tbs = group('Traceback (most recent call last):\n  File "a.py", line 3, in f\n    g()\nValueError: bad value\nnext line')
+    assert len(tbs) == 1
+    assert (tbs[0].exc_type, tbs[0].message, tbs[0].frame) == ("ValueError", "bad value", "a.py:3 in f")
+
+
+def test_chained_traceback_is_one_record_with_the_last_exception() -> None:
+    text = """Traceback (most recent call last):
+  File "a.py", line 3, in f
+    g()
+KeyError: 'x'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "a.py", line 9, in main
+    f()
+RuntimeError: wrapped"""
+    tbs = group(text)
+    assert len(tbs) == 1
+    assert tbs[0].exc_type == "RuntimeError" and tbs[0].chained == [("KeyError", "'x'")]
+
+
+def test_interleaved_streams_do_not_mix() -> None:
+    text = """[rank0]: Traceback (most recent call last):
+[rank1]: Traceback (most recent call last):
+[rank0]:   File "a.py", line 1, in f
+[rank1]:   File "b.py", line 2, in g
+[rank1]:     x()
+[rank0]:     y()
+[rank1]: KeyError: 'b'
+[rank0]: ValueError: a"""
+    tbs = sorted(group(text), key=lambda t: t.exc_type)
+    assert [(t.exc_type, t.first.rank, t.frame) for t in tbs] == [
+        ("KeyError", 1, "b.py:2 in g"), ("ValueError", 0, "a.py:1 in f")]
+
+
+def test_ray_task_error_keeps_the_inner_exception() -> None:
+    text = """Traceback (most recent call last):
+  File "main.py", line 5, in <module>
+    ray.get(ref)
+ray.exceptions.RayTaskError(OutOfMemoryError): ray::W.step() (pid=1, ip=1.2.3.4)
+  File "w.py", line 7, in step
+    loss.backward()
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."""
+    tbs = group(text)
+    assert len(tbs) == 1 and tbs[0].exc_type == "torch.OutOfMemoryError" and tbs[0].frame == "w.py:7 in step"
+
+
+def test_cxx_terminate_block() -> None:
+    text = """terminate called after throwing an instance of 'c10::DistBackendError'
+  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call first):
+frame #0: c10::Error::Error() + 0x96"""
+    tbs = group(text)
+    assert len(tbs) == 1 and tbs[0].exc_type == "c10::DistBackendError"
+    assert tbs[0].message.startswith("[PG 0 Rank 3] Process group watchdog")
+
+
+def test_multi_line_message_is_kept_and_next_log_record_closes() -> None:
+    text = """Traceback (most recent call last):
+  File "a.py", line 1, in f
+RuntimeError: Error(s) in loading state_dict for VocabParallelEmbedding:
+\tsize mismatch for weight: copying a param with shape torch.Size([1]) from checkpoint
+2025-01-01 10:00:00,000 INFO next record"""
+    tbs = group(text)
+    assert len(tbs) == 1
+    assert any("size mismatch" in x.text for x in tbs[0].lines)
+    assert not any("next record" in x.text for x in tbs[0].lines)
+
+
+def test_exception_ignored_at_exit_is_marked() -> None:
+    tbs = group('Exception ignored in: <function Popen.__del__ at 0x7f>\nTraceback (most recent call last):\n'
+                '  File "s.py", line 1, in __del__\nAttributeError: x')
+    assert tbs[0].ignored
+
+
+def test_runaway_traceback_is_bounded() -> None:
+    frames = "\n".join(f'  File "a.py", line {i}, in f\n    f()' for i in range(2000))
+    tbs = group("Traceback (most recent call last):\n" + frames + "\nRecursionError: too deep")
+    assert len(tbs[0].lines) <= MAX_TB_LINES and tbs[0].exc_type == "RecursionError"
+    assert tbs[0].lines[0].text.startswith("Traceback")
+
+
+def test_truncated_traceback_still_closes() -> None:
+    tbs = group('Traceback (most recent call last):\n  File "a.py", line 1, in f')
+    assert len(tbs) == 1 and tbs[0].exc_type == "?"
