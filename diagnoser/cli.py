@@ -19,7 +19,7 @@ import typer
 from . import __version__
 from .catalog import list_json, render_explain, render_list
 from .database import Database, load_database
-from .engine import diagnose
+from .engine import default_jobs, diagnose
 from .errors import DiagnoserError, UsageError
 from .i18n import LANGS, detect_lang, msg
 from .render import render_markdown, render_text
@@ -105,15 +105,18 @@ def diagnose_command(
     exit_code: Annotated[int | None, typer.Option(
         "--exit-code", metavar="N",
         help="The exit code the scheduler recorded (0 with failing logs is flagged).")] = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", metavar="N", help="Processes for scanning many files (default: all cores).")] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Read a training job's logs and name the root cause of its failure, with the remedy."""
-    raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code, version))
+    raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code,
+                               jobs, version))
 
 
 def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, explain: str | None,
               signatures: list[Path] | None, lang: str | None, job_status: str | None, exit_code: int | None,
-              version: bool) -> int:
+              jobs: int | None, version: bool) -> int:
     if version:
         print(f"diagnose {__version__}")
         return EXIT_OK
@@ -132,7 +135,9 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
     if job_status is not None and exit_code is not None:
         raise UsageError("give --job-status or --exit-code, not both")
     status = job_status if exit_code is None else f"exit code {exit_code}"
-    report = diagnose(db, sources, language, warn, status)
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
+    report = diagnose(db, sources, language, warn, status, jobs or default_jobs())
     emit_report(report, fmt, sys.stdout)
     return EXIT_FAILURE if report.failed else EXIT_OK
 

@@ -13,6 +13,7 @@ import yaml
 
 from .errors import SignatureError
 from .literals import Gate, nesting_problem, required_gate
+from .observe import OBSERVATIONS
 from .signature import Condition, Signature, parse_signature, placeholder_names
 
 MAX_FILE_BYTES = 1 << 20
@@ -55,7 +56,8 @@ class FactRule:
     name: str
     pattern: regex.Pattern[str]
     gate: Gate | None
-    owner: str  # id of the signature that declared it
+    owner: str  # id of the signature that declared it, or "job" for the built-in observations
+    mode: str = "first"  # keep the first value seen, or the "last" (checkpoints)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,13 @@ class Database:
 
 
 def builtin_root() -> Path:
-    """The built-in signatures: inside the installed package, else the source checkout's folder."""
+    """The built-in signatures: inside the installed package, else the source checkout's folder.
+
+    DIAGNOSER_BUILTIN_SIGNATURES points at another folder instead (for developing signatures).
+    """
+    override = os.environ.get("DIAGNOSER_BUILTIN_SIGNATURES")
+    if override:
+        return Path(override)
     packaged = resources.files("diagnoser").joinpath("signatures")
     if packaged.is_dir():
         return Path(str(packaged))
@@ -197,6 +205,8 @@ def build_database(signatures: Iterable[Signature]) -> Database:
         _check_placeholders(sig)
         compiled.append(CompiledSignature(sig, index, tuple(sig_rules), conds_all, conds_not))
         rules.extend(sig_rules)
+    for obs in OBSERVATIONS:
+        facts.append(FactRule(obs.name, regex.compile(obs.pattern), required_gate(obs.pattern), "job", obs.mode))
     return Database(tuple(compiled), tuple(rules), tuple(facts))
 
 

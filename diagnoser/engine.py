@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 
-from .database import Database
+from .database import Database, build_database
 from .findings import Collector
 from .matcher import Matcher
 from .report import Report, build_report
 from .scanner import SourceScanner
+from .signature import Signature
 from .sources import Source, iter_lines, open_binary
 
 Warn = Callable[[str], None]
@@ -27,7 +31,8 @@ def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn
     """Scan one source from start to end into a fresh collector."""
     collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
     collector.sources = 1
-    scanner = SourceScanner(db, matcher, source.name, index, collector)
+    collector.roles[source.name] = (source.role, source.host)
+    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host)
 
     def count(n: int) -> None:
         collector.bytes += n
@@ -57,14 +62,67 @@ def scan_lines(db: Database, lines: Iterable[str], name: str = "<text>", matcher
     return collector
 
 
+_WORKER_DB: Database | None = None
+
+
+def _init_worker(signatures: list[Signature]) -> None:
+    global _WORKER_DB
+    _WORKER_DB = build_database(signatures)
+
+
+def _scan_in_worker(source: Source, index: int) -> tuple[Collector, list[str]]:
+    assert _WORKER_DB is not None
+    warnings: list[str] = []
+    collector = scan_source(_WORKER_DB, Matcher(_WORKER_DB, warnings.append), source, index, warnings.append)
+    collector.signatures = {}  # the parent has them; no need to send them back
+    return collector, warnings
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
 def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore,
-             job_status: str | None = None) -> Report:
-    """Scan every source in order and build the ranked report."""
+             job_status: str | None = None, jobs: int = 1) -> Report:
+    """Scan every source and build the ranked report.
+
+    With jobs > 1, files are scanned in a process pool; results are merged in source order, so the
+    report is the same as a sequential scan's. Standard input is always read here.
+    """
     started = time.perf_counter()
-    matcher = Matcher(db, warn)
-    total = Collector({cs.sig.id: cs.sig for cs in db.signatures})
-    for index, source in enumerate(sources):
-        total.merge(scan_source(db, matcher, source, index, warn))
+    signatures = {cs.sig.id: cs.sig for cs in db.signatures}
+    total = Collector(signatures)
+    files = [(i, s) for i, s in enumerate(sources) if not s.is_stdin]
+    if jobs > 1 and len(files) > 1:
+        results: dict[int, Collector] = {}
+        workers = min(jobs, len(files))
+        with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker,
+                                 initargs=(list(signatures.values()),)) as pool:
+            futures = {i: pool.submit(_scan_in_worker, s, i) for i, s in files}
+            matcher = Matcher(db, warn)
+            for i, s in enumerate(sources):
+                if s.is_stdin:
+                    results[i] = scan_source(db, matcher, s, i, warn)
+            for i, future in futures.items():
+                collector, warnings = future.result()
+                for w in warnings:
+                    warn(w)
+                collector.signatures = signatures
+                results[i] = collector
+        for i in sorted(results):
+            total.merge(results[i])
+    else:
+        matcher = Matcher(db, warn)
+        for index, source in enumerate(sources):
+            total.merge(scan_source(db, matcher, source, index, warn))
     return build_report(total, lang, time.perf_counter() - started, job_status)
 
 

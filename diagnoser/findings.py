@@ -15,6 +15,7 @@ T = TypeVar("T")
 MAX_RANKS = 4096
 MAX_SOURCES = 64
 MAX_UNRECOGNIZED = 500
+MAX_TIMELINE = 4096
 _NUMBERS = regex.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
@@ -86,10 +87,27 @@ class Unrecognized:
 
 
 @dataclass(slots=True)
+class Moment:
+    """The first failure one rank (or one file, when ranks are unknown) showed."""
+
+    what: str  # a signature id, or "exception:<type>" for an unrecognised traceback
+    where: Location
+    failure: bool = True
+
+
+@dataclass(slots=True)
 class Fact:
     name: str
     value: str
     where: Location
+    groups: dict[str, str] = field(default_factory=dict)
+    mode: str = "first"
+
+    def replaces(self, known: Fact) -> bool:
+        """Whether this sighting should replace the known one (first or last, by mode)."""
+        if self.mode == "last":
+            return not earlier(self.where, known.where)
+        return earlier(self.where, known.where)
 
 
 def _add_capped(target: set[T], items: set[T], cap: int) -> None:
@@ -107,6 +125,9 @@ class Collector:
         self.findings: dict[str, Finding] = {}
         self.unrecognized: dict[tuple[str, str], Unrecognized] = {}
         self.facts: dict[str, Fact] = {}
+        self.timeline: dict[str, Moment] = {}
+        self.roles: dict[str, tuple[str, str | None]] = {}  # source → (role, host from its path)
+        self.kernel: list[tuple[str, Location]] = []  # failure findings seen in kernel logs
         self.lines = 0
         self.bytes = 0
         self.sources = 0
@@ -117,14 +138,31 @@ class Collector:
         elif isinstance(event, UnrecognizedEvent):
             self._unrecognized(event)
         elif isinstance(event, FactEvent):
-            where = Location.of(event.line)
+            fact = Fact(event.name, event.value, Location.of(event.line), dict(event.groups), event.mode)
             known = self.facts.get(event.name)
-            if known is None or earlier(where, known.where):
-                self.facts[event.name] = Fact(event.name, event.value, where)
+            if known is None or fact.replaces(known):
+                self.facts[event.name] = fact
+
+    def _moment(self, what: str, where: Location) -> None:
+        key = f"rank {where.rank}" if where.rank is not None else f"{where.source}"
+        known = self.timeline.get(key)
+        if known is None:
+            if len(self.timeline) < MAX_TIMELINE:
+                self.timeline[key] = Moment(what, where)
+        elif earlier(where, known.where):
+            self.timeline[key] = Moment(what, where)
 
     def _hit(self, event: HitEvent) -> None:
         line = event.line
         where = Location.of(line)
+        sig = self.signatures[event.sig_id]
+        if sig.is_failure:
+            role = self.roles.get(line.source, ("worker", None))[0]
+            if role == "kernel":
+                if len(self.kernel) < MAX_TIMELINE:
+                    self.kernel.append((event.sig_id, where))
+            else:
+                self._moment(event.sig_id, where)
         f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence)
         if line.rank is not None:
             f.ranks.add(line.rank)
@@ -140,6 +178,7 @@ class Collector:
     def _unrecognized(self, event: UnrecognizedEvent) -> None:
         key = (event.exc_type, _NUMBERS.sub("N", event.message)[:200])
         where = Location.of(event.line)
+        self._moment(f"exception:{event.exc_type}", where)
         known = self.unrecognized.get(key)
         if known is None:
             if len(self.unrecognized) >= MAX_UNRECOGNIZED:
@@ -171,8 +210,17 @@ class Collector:
             _add_capped(known.ranks, u.ranks, MAX_RANKS)
         for name, fact in other.facts.items():
             known_fact = self.facts.get(name)
-            if known_fact is None or earlier(fact.where, known_fact.where):
+            if known_fact is None or fact.replaces(known_fact):
                 self.facts[name] = fact
+        for who, moment in other.timeline.items():
+            known_moment = self.timeline.get(who)
+            if known_moment is None:
+                if len(self.timeline) < MAX_TIMELINE:
+                    self.timeline[who] = moment
+            elif earlier(moment.where, known_moment.where):
+                self.timeline[who] = moment
+        self.roles.update(other.roles)
+        self.kernel.extend(other.kernel[: max(0, MAX_TIMELINE - len(self.kernel))])
         self.lines += other.lines
         self.bytes += other.bytes
         self.sources += other.sources

@@ -39,6 +39,35 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "verdict": {"en": "Verdict", "zh": "结论"},
     "also": {"en": "Also", "zh": "另外"},
+    "verdict_restart": {
+        "en": "restart: a transient or hardware fault. Restart on healthy nodes (cordon the bad one) from the "
+        "last checkpoint.",
+        "zh": "restart：瞬时或硬件故障。隔离故障节点，在健康节点上从最近的检查点重启。",
+    },
+    "verdict_fix-then-restart": {
+        "en": "fix-then-restart: a configuration or code error that will fail again the same way. Apply the "
+        "remedy first, then restart from the last checkpoint.",
+        "zh": "fix-then-restart：配置或代码错误，原样重启会以同样方式再次失败。"
+        "先按解决方法修改，再从最近的检查点重启。",
+    },
+    "verdict_investigate": {
+        "en": "investigate: no known cause. Read the first error before restarting.",
+        "zh": "investigate：原因未知。重启之前先查看第一个错误。",
+    },
+    "verdict_none": {"en": "none: no failure found.", "zh": "无：未发现故障。"},
+    "checkpoint_at": {"en": "step {step} → {path} ({where})", "zh": "第 {step} 步 → {path}（{where}）"},
+    "checkpoint_none": {
+        "en": "none seen in the logs: a restart begins where the job began (or at the checkpoint it loaded).",
+        "zh": "日志中未见保存记录：重启将从任务开始处（或其加载的检查点）开始。",
+    },
+    "echo_line": {"en": "→ {ranks} rank(s): {title} ({count}×){delay}",
+                  "zh": "→ {ranks} 个 rank：{title}（{count} 次）{delay}"},
+    "echo_delay": {"en": ", {minutes} min later", "zh": "，{minutes} 分钟后"},
+    "explained_by": {"en": "explained by", "zh": "由此解释"},
+    "rank": {"en": "rank / file", "zh": "rank / 文件"},
+    "first_failure": {"en": "first failure", "zh": "首个故障"},
+    "more_rows": {"en": "… and {n} more", "zh": "…… 另有 {n} 条"},
+    "job_ranks": {"en": "{ranks} rank(s) on {hosts} host(s)", "zh": "{hosts} 台主机上的 {ranks} 个 rank"},
     "first_error": {"en": "First unrecognised error", "zh": "第一个未识别的错误"},
     "unrecognized_hint": {
         "en": "No signature recognises this error. It is the earliest error in the logs, so start there: read "

@@ -76,15 +76,17 @@ class Matcher:
                 out.append((rule, _captures(m)))
         return out
 
-    def facts_for(self, text: str) -> list[tuple[FactRule, str]]:
-        out: list[tuple[FactRule, str]] = []
+    def facts_for(self, text: str) -> list[tuple[FactRule, str, dict[str, str]]]:
+        """Facts on this line: (rule, its value, every named group it captured)."""
+        out: list[tuple[FactRule, str, dict[str, str]]] = []
         for i in self._fact_index.candidates(text):
             fact = self._facts[i]
             m = self._search(fact.pattern, text, id(fact), f"{self._path(fact.owner)}: facts.{fact.name}")
-            if m is not None:
-                value = m.group(fact.name)
-                if value is not None:
-                    out.append((fact, value.strip()))
+            if m is None:
+                continue
+            groups = _captures(m)
+            value = groups.get(fact.name) or m.group(0).strip()
+            out.append((fact, value, groups))
         return out
 
     def condition(self, cond: CompiledCondition, text: str, owner: str) -> dict[str, str] | None:

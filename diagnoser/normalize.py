@@ -128,6 +128,7 @@ class _Info:
     ts: float | None = None
     has_time: bool = False
     stream: str = ""
+    rank_is_local: bool = False
 
 
 def strip_ansi(text: str) -> str:
@@ -143,9 +144,12 @@ def is_progress(text: str) -> bool:
 class Normalizer:
     """Per-source normaliser; remembers the last full year seen to date year-less timestamps."""
 
-    def __init__(self, source: str, source_index: int = 0) -> None:
+    def __init__(self, source: str, source_index: int = 0, rank: int | None = None,
+                 host: str | None = None) -> None:
         self.source = source
         self.source_index = source_index
+        self.default_rank = rank  # what the file's name says, for lines whose prefixes say nothing
+        self.default_host = host
         self.year: int | None = None
 
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
@@ -157,6 +161,10 @@ class Normalizer:
         raw = clean.replace("\r", " ⏎ ") if "\r" in clean else clean
         info = _Info()
         body = self._strip_prefixes(clean, info)
+        if info.rank is None and self.default_rank is not None:
+            info.rank = self.default_rank
+        if info.host is None and self.default_host is not None:
+            info.host = self.default_host
         repeat = 1
         if "[repeated" in body:
             m = REPEAT_RE.search(body)
@@ -167,7 +175,7 @@ class Normalizer:
         out: list[LogLine] = []
         for seg in segments:
             seg_info = _Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
-                             info.stream)
+                             info.stream, info.rank_is_local)
             text = self._strip_prefixes(seg, seg_info) if seg is not body else seg
             out.append(
                 LogLine(
@@ -216,10 +224,13 @@ class Normalizer:
 
     def _absorb(self, m: regex.Match[str], info: _Info) -> None:
         groups = m.groupdict()
-        if groups.get("rank") is not None and info.rank is None:
+        # a global rank ([rank12]:) beats a local worker index ([default0]:) whatever their order
+        if groups.get("rank") is not None and (info.rank is None or info.rank_is_local):
             info.rank = int(groups["rank"])
+            info.rank_is_local = False
         if groups.get("lrank") is not None and info.rank is None:
             info.rank = int(groups["lrank"])
+            info.rank_is_local = True
         host = groups.get("host") or groups.get("ip")
         if host and info.host is None:
             info.host = host

@@ -18,20 +18,35 @@ def _number(value: str) -> float | None:
         return None
 
 
-def _normal(value: object) -> object:
-    """A value as `when` compares it: booleans and numbers by meaning, text case-insensitively."""
-    if isinstance(value, bool) or value is None:
+def _as_bool(value: object) -> bool | None:
+    if isinstance(value, bool):
         return value
-    if isinstance(value, (int, float)):
-        return float(value)
-    text = str(value).strip().strip("'\"")
-    low = text.lower()
+    low = str(value).strip().strip("'\"").lower()
     if low in _TRUE:
         return True
     if low in _FALSE:
         return False
-    number = _number(text)
-    return number if number is not None else low
+    return None
+
+
+def _as_number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    return _number(str(value).strip().strip("'\""))
+
+
+def _equal(have: str, want: object) -> bool:
+    """Compare as the wanted value's type: a YAML boolean by meaning, a number numerically, text case-blind."""
+    if isinstance(want, bool):
+        return _as_bool(have) is want
+    if want is None:
+        return have.strip().lower() in ("none", "null", "")
+    if isinstance(want, (int, float)):
+        number = _as_number(have)
+        return number is not None and number == float(want)
+    return have.strip().strip("'\"").lower() == str(want).strip().lower()
 
 
 def holds(test: WhenTest, values: Mapping[str, str]) -> bool:
@@ -40,17 +55,17 @@ def holds(test: WhenTest, values: Mapping[str, str]) -> bool:
         return present == bool(test.value)
     if not present:
         return False
-    have = _normal(values[test.name])
-    if test.op == "in":
-        return have in [_normal(v) for v in test.value]
-    want = _normal(test.value)
+    have = values[test.name]
     if test.op == "eq":
-        return have == want
+        return _equal(have, test.value)
     if test.op == "ne":
-        return have != want
-    if not isinstance(have, float) or isinstance(have, bool) or not isinstance(want, float):
+        return not _equal(have, test.value)
+    if test.op == "in":
+        return any(_equal(have, v) for v in test.value)
+    number, want = _as_number(have), _as_number(test.value)
+    if number is None or want is None:
         return False
-    return {"gt": have > want, "ge": have >= want, "lt": have < want, "le": have <= want}[test.op]
+    return {"gt": number > want, "ge": number >= want, "lt": number < want, "le": number <= want}[test.op]
 
 
 def choose(variants: tuple[RemedyVariant, ...], values: Mapping[str, str]) -> Text:

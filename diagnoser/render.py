@@ -14,8 +14,10 @@ from .findings import Finding, Location, Unrecognized
 from .i18n import msg
 from .rank import compact_ranks
 from .report import MASKED_ID, Report, first_unrecognized
+from .story import Entry
 
 EVIDENCE_WIDTH = 300
+MAX_TIMELINE_ROWS = 12
 
 
 def where_text(loc: Location, lang: str) -> str:
@@ -83,14 +85,103 @@ def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Pane
     return Panel(Group(*body), title=title, title_align="left", border_style=style, box=box.ROUNDED)
 
 
+def job_text(report: Report) -> str:
+    story = report.story
+    if story is None:
+        return ""
+    job = story.job
+    parts: list[str] = []
+    if job.get("framework"):
+        parts.append(str(job["framework"]))
+    if job.get("model"):
+        parts.append(str(job["model"]))
+    if job.get("ranks_seen") or job.get("world_size"):
+        ranks = job.get("world_size") or job.get("ranks_seen")
+        hosts = job.get("nnodes") or job.get("hosts_seen") or 1
+        parts.append(msg("job_ranks", report.lang, ranks=ranks, hosts=hosts))
+    sizes = " ".join(f"{k.upper()} {job[k]}" for k in ("tp", "pp", "cp", "ep", "dp") if k in job)
+    if sizes:
+        parts.append(sizes)
+    for key, label in (("global_batch_size", "global batch"), ("micro_batch_size", "micro batch"),
+                       ("rollout_batch_size", "rollout batch")):
+        if key in job:
+            parts.append(f"{label} {job[key]}")
+    return " · ".join(parts)
+
+
+def echo_lines(report: Report) -> list[str]:
+    story = report.story
+    if story is None:
+        return []
+    lines = []
+    for echo in story.echoes[:6]:
+        delay = ""
+        if echo.delay is not None and echo.delay >= 60:
+            delay = msg("echo_delay", report.lang, minutes=round(echo.delay / 60))
+        lines.append(msg("echo_line", report.lang, ranks=echo.ranks, title=echo.finding.sig.title.get(report.lang),
+                         count=echo.finding.count, delay=delay))
+    return lines
+
+
+def checkpoint_text(report: Report) -> str:
+    story = report.story
+    ckpt = story.checkpoint if story is not None else None
+    if not ckpt:
+        return msg("checkpoint_none", report.lang)
+    where = f"{ckpt['source']}:{ckpt['line']}"
+    if ckpt.get("time"):
+        where += f", {str(ckpt['time']).replace('T', ' ')}"
+    return msg("checkpoint_at", report.lang, step=ckpt.get("step") if ckpt.get("step") is not None else "?",
+               path=ckpt.get("path") or "?", where=where)
+
+
+def _short_where(loc: Location, with_rank: bool = False) -> str:
+    name = loc.source.rsplit("/", 1)[-1]
+    when = loc.time.split("T")[-1][:8] if loc.time else ""
+    rank = f" · rank {loc.rank}" if with_rank and loc.rank is not None else ""
+    return f"{name}:{loc.line}{rank}" + (f" · {when}" if when else "")
+
+
+def _timeline_rows(report: Report) -> list[tuple[str, str, str, str]]:
+    """One row per kind of first failure, in order of first appearance: who, what, where/when, why."""
+    story = report.story
+    if story is None or len(story.timeline) < 2:
+        return []
+    groups: dict[str, list[Entry]] = {}
+    for e in story.timeline:
+        groups.setdefault(e.moment.what, []).append(e)
+    rows = []
+    for what, entries in groups.items():
+        ranks = [e.moment.where.rank for e in entries if e.moment.where.rank is not None and e.key.startswith("rank")]
+        files = len(entries) - len(ranks)
+        who = []
+        if ranks:
+            who.append(("rank " if len(ranks) == 1 else "ranks ") + compact_ranks(ranks, limit=4))
+        if files:
+            who.append(f"{files} file(s)" if files > 1 or ranks else entries[-1].key.rsplit("/", 1)[-1])
+        first = entries[0]
+        explained = ""
+        if first.explained_by is not None:
+            sig_id, where = first.explained_by
+            explained = f"{sig_id} ({_short_where(where)})"
+        label = what.split(":", 1)[1] if what.startswith("exception:") else what
+        rows.append((" + ".join(who), label, _short_where(first.moment.where), explained))
+    return rows
+
+
 def render_text(report: Report, out: TextIO, *, color: bool, width: int | None = None) -> None:
     console = Console(file=out, no_color=not color, force_terminal=color if color else None,
                       highlight=False, width=width, emoji=False, soft_wrap=False)
     lang = report.lang
     rc = report.root_cause
     shown: Finding | None = rc
+    job = job_text(report)
+    if job:
+        console.print(Text.assemble((msg("job", lang) + ": ", "bold"), job), style="dim")
     if rc is not None:
         console.print(_finding_panel(report, rc, msg("root_cause", lang), "red"))
+        for line in echo_lines(report):
+            console.print(Text(line, style="dim"))
     elif report.only_symptoms:
         shown = next(f for f in report.findings if f.sig.kind == "symptom")
         console.print(Text(msg("no_root_cause", lang), style="bold yellow"))
@@ -116,7 +207,7 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         table.add_column(msg("count", lang), justify="right", no_wrap=True)
         table.add_column(msg("first_seen", lang), overflow="fold")
         for f in others:
-            table.add_row(msg(f.sig.kind, lang), f.sig.id, str(f.count), where_text(f.first, lang))
+            table.add_row(msg(f.sig.kind, lang), f.sig.id, str(f.count), _short_where(f.first, with_rank=True))
         console.print(table)
     if report.unrecognized:
         table = Table(title=msg("unrecognized", lang), title_justify="left", box=box.SIMPLE_HEAD,
@@ -127,9 +218,28 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         table.add_column(msg("first_seen", lang), overflow="fold", max_width=24)
         for u in report.unrecognized[:20]:
             message = u.message if len(u.message) <= 160 else u.message[:160] + "…"
-            where = where_text(u.first, lang) + (f"\n{u.frame}" if u.frame else "")
+            where = _short_where(u.first, with_rank=True) + (f"\n{u.frame}" if u.frame else "")
             table.add_row(u.exc_type, message, str(u.count), where)
         console.print(table)
+    rows = _timeline_rows(report)
+    if rows:
+        table = Table(title=msg("timeline", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                      pad_edge=False)
+        table.add_column(msg("rank", lang), overflow="fold", max_width=20)
+        table.add_column(msg("first_failure", lang), overflow="fold")
+        table.add_column(msg("first_seen", lang), overflow="fold", max_width=30)
+        explained = any(row[3] for row in rows)
+        if explained:
+            table.add_column(msg("explained_by", lang), overflow="fold", max_width=22)
+        for row in rows[:MAX_TIMELINE_ROWS]:
+            table.add_row(*(row if explained else row[:3]))
+        console.print(table)
+        if len(rows) > MAX_TIMELINE_ROWS:
+            console.print(Text(msg("more_rows", lang, n=len(rows) - MAX_TIMELINE_ROWS), style="dim"))
+    if report.story is not None:
+        console.print(Text.assemble((msg("verdict", lang) + ": ", "bold"), report.story.verdict_reason))
+        if report.failed:
+            console.print(Text.assemble((msg("last_checkpoint", lang) + ": ", "bold"), checkpoint_text(report)))
     s = report.stats
     console.print(Text(msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                            seconds=f"{s.seconds:.2f}"), style="dim"))
@@ -160,6 +270,9 @@ def _masked(report: Report) -> Finding | None:
 def render_markdown(report: Report) -> str:
     lang = report.lang
     out: list[str] = ["# diagnose report", ""]
+    job = job_text(report)
+    if job:
+        out += [f"**{msg('job', lang)}:** {job}", ""]
     rc = report.root_cause
     shown = rc
     if rc is None and report.only_symptoms:
@@ -181,7 +294,10 @@ def render_markdown(report: Report) -> str:
                 f"### {msg('evidence', lang)}", "", "```"]
         for e in shown.evidence:
             out.append(f"{'>' if e.key else ' '} {e.lineno:>6} | {e.raw[:EVIDENCE_WIDTH]}")
-        out += ["```", "", f"### {msg('why', lang)}", "", report.why[shown.sig.id], "",
+        out += ["```", ""]
+        if shown is rc:
+            out += [f"- {line}" for line in echo_lines(report)] + ([""] if echo_lines(report) else [])
+        out += [f"### {msg('why', lang)}", "", report.why[shown.sig.id], "",
                 f"### {msg('remedy', lang)}", "", report.remedy[shown.sig.id], ""]
         if shown.sig.references:
             out += [f"### {msg('references', lang)}", ""] + [f"- {r}" for r in shown.sig.references] + [""]
@@ -205,6 +321,17 @@ def render_markdown(report: Report) -> str:
             message = u.message.replace("|", "\\|")[:160]
             out.append(f"| `{u.exc_type}` | {message} | {u.count} | {where_text(u.first, lang)} |")
         out.append("")
+    rows = _timeline_rows(report)
+    if rows:
+        out += [f"## {msg('timeline', lang)}", "",
+                f"| {msg('rank', lang)} | {msg('first_failure', lang)} | {msg('where', lang)} | "
+                f"{msg('explained_by', lang)} |", "|---|---|---|---|"]
+        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows[:50]]
+        out.append("")
+    if report.story is not None:
+        out += [f"## {msg('verdict', lang)}", "", report.story.verdict_reason, ""]
+        if report.failed:
+            out += [f"**{msg('last_checkpoint', lang)}:** {checkpoint_text(report)}", ""]
     s = report.stats
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")

@@ -8,6 +8,7 @@ from .findings import Collector, Fact, Finding, Location, Unrecognized, earlier
 from .rank import compact_ranks, rank_findings, root_cause
 from .remedy import fill, render_remedy
 from .scanner import EvidenceLine
+from .story import Story, build_story
 
 SCHEMA = 1
 MAX_EVIDENCE_CHARS = 400
@@ -35,6 +36,7 @@ class Report:
     why: dict[str, str] = field(default_factory=dict)
     remedy: dict[str, str] = field(default_factory=dict)
     job_status: str | None = None  # what the scheduler reported, from --job-status / --exit-code
+    story: Story | None = None
 
     @property
     def status_masked(self) -> bool:
@@ -105,6 +107,7 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
         values = values_for(f, collector.facts)
         report.why[f.sig.id] = fill(f.sig.why.get(lang), values)
         report.remedy[f.sig.id] = render_remedy(f.sig.remedy, values, lang)
+    report.story = build_story(collector, ranked, report.root_cause, report.failed, lang)
     return report
 
 
@@ -155,6 +158,25 @@ def to_json(report: Report) -> dict[str, object]:
         "facts": {name: fact.value for name, fact in sorted(report.facts.items())},
         "failed": report.failed,
         "job_status": {"reported": report.job_status, "masked": report.status_masked},
+        **story_json(report),
         "stats": {"sources": report.stats.sources, "lines": report.stats.lines, "bytes": report.stats.bytes,
                   "seconds": report.stats.seconds},
+    }
+
+
+def story_json(report: Report) -> dict[str, object]:
+    story = report.story
+    if story is None:
+        return {}
+    return {
+        "verdict": story.verdict,
+        "verdict_reason": story.verdict_reason,
+        "last_checkpoint": story.checkpoint,
+        "job": story.job,
+        "timeline": [
+            {"key": e.key, "what": e.moment.what, **e.moment.where.to_json(),
+             "explained_by": None if e.explained_by is None else
+             {"id": e.explained_by[0], **e.explained_by[1].to_json()}}
+            for e in story.timeline[:1000]
+        ],
     }

@@ -55,6 +55,8 @@ class FactEvent:
     name: str
     value: str
     line: LogLine
+    groups: dict[str, str]
+    mode: str = "first"
 
 
 Event = HitEvent | UnrecognizedEvent | FactEvent
@@ -86,12 +88,12 @@ class SourceScanner:
     """One per source; `feed_raw` each physical line in order, then `finish`."""
 
     def __init__(self, db: Database, matcher: Matcher, source: str, source_index: int,
-                 emit: Callable[[Event], None]) -> None:
+                 emit: Callable[[Event], None], rank: int | None = None, host: str | None = None) -> None:
         self.db = db
         self.matcher = matcher
         self.source = source
         self.emit = emit
-        self.normalizer = Normalizer(source, source_index)
+        self.normalizer = Normalizer(source, source_index, rank, host)
         self.grouper = TracebackGrouper(self._tb_closed)
         self.recent: deque[LogLine] = deque(maxlen=max(RECENT, db.max_window + 1))
         self.pending: list[_Pending] = []
@@ -131,10 +133,12 @@ class SourceScanner:
                 if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
                     self.file_seen.add(id(cond))
         if text:
-            for fact, value in self.matcher.facts_for(text):
-                if fact.name not in self.facts_seen:
+            for fact, value, groups in self.matcher.facts_for(text):
+                if fact.mode == "last":
+                    self.emit(FactEvent(fact.name, value, line, groups, "last"))
+                elif fact.name not in self.facts_seen:
                     self.facts_seen.add(fact.name)
-                    self.emit(FactEvent(fact.name, value, line))
+                    self.emit(FactEvent(fact.name, value, line, groups))
             for rule, captures in self.matcher.rules_for(text):
                 self._hit(self.db.signatures[rule.sig_index], line, captures, tb)
         if line.lineno % STALE_CHECK_EVERY == 0:

@@ -25,6 +25,9 @@ class Source:
 
     name: str
     path: Path | None = None
+    rank: int | None = None  # what the file's name tells (lines may say otherwise)
+    role: str = "worker"  # worker | driver | ray | kernel
+    host: str | None = None
 
     @property
     def is_stdin(self) -> bool:
@@ -117,5 +120,8 @@ def file_sources(paths: list[Path]) -> list[Source]:
         elif not os.path.lexists(p):
             raise InputError(f"{p}: no such file or folder")
         else:
-            out.append(Source(str(p), p))
+            from .walk import describe
+
+            rank, role, host = describe(p) if p.is_file() else (None, "worker", None)
+            out.append(Source(str(p), p, rank=rank, role=role, host=host))
     return out

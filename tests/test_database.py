@@ -18,7 +18,8 @@ from .conftest import SHARED_IDS, SIGNATURES
 FILES = sorted(p for p in SIGNATURES.rglob("*.yaml"))
 
 
-def test_builtin_root_is_the_project_folder() -> None:
+def test_builtin_root_is_the_project_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIAGNOSER_BUILTIN_SIGNATURES", raising=False)
     assert builtin_root().resolve() == SIGNATURES.resolve()
 
 

@@ -53,6 +53,8 @@ def test_parenthesised_text_is_not_a_prefix() -> None:
     ("[default5]:Fatal Python error: Segmentation fault", 5, "Fatal Python error: Segmentation fault"),
     ("[1,3]<stderr>:RuntimeError: boom", 3, "RuntimeError: boom"),
     ("10.0.0.1: [rank0]: Traceback (most recent call last):", 0, "Traceback (most recent call last):"),
+    ("[default0]:[rank12]:[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 12] x", 12,
+     "[PG 0 (default_pg) Rank 12] x"),
 ])
 def test_rank_prefixes(raw: str, rank: int, text: str) -> None:
     line = one(raw)

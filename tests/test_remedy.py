@@ -34,6 +34,12 @@ def test_fill(template: str, values: dict[str, str], out: str) -> None:
     (WhenTest("code", "in", [-9, 137]), {"code": "-9"}, True),
     (WhenTest("kind", "eq", "OOM"), {"kind": "oom"}, True),
     (WhenTest("kind", "ne", "oom"), {"kind": "segv"}, True),
+    (WhenTest("tp", "le", 1), {"tp": "1"}, True),
+    (WhenTest("tp", "gt", 0), {"tp": "1"}, True),
+    (WhenTest("n", "eq", 1), {"n": "1"}, True),
+    (WhenTest("n", "eq", 0), {"n": "1"}, False),
+    (WhenTest("flag", "eq", True), {"flag": "1"}, True),
+    (WhenTest("x", "eq", None), {"x": "None"}, True),
 ])
 def test_when(test: WhenTest, values: dict[str, str], result: bool) -> None:
     assert holds(test, values) is result

@@ -1,0 +1,137 @@
+"""One story across files: the job's shape, the per-rank timeline, echoes, the verdict, the resume point.
+
+A kernel-log event (OOM killer, Xid, ECC) on the same host shortly before a rank failed explains that
+rank's failure; the timeline joins them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from .findings import Collector, Finding, Location, Moment
+from .i18n import msg
+from .observe import FRAMEWORK_MARKERS
+
+KERNEL_BEFORE = 600.0  # a kernel event explains a failure up to this many seconds later
+KERNEL_AFTER = 60.0  # ... or this many seconds earlier (clocks and buffering disagree a little)
+MAX_SHOWN = 12
+
+
+@dataclass(slots=True)
+class Entry:
+    key: str
+    moment: Moment
+    explained_by: tuple[str, Location] | None = None
+
+
+@dataclass(slots=True)
+class Echo:
+    finding: Finding
+    ranks: int
+    delay: float | None  # seconds after the root cause was first seen
+
+
+@dataclass(slots=True)
+class Story:
+    job: dict[str, object]
+    timeline: list[Entry]
+    echoes: list[Echo]
+    verdict: str | None
+    verdict_reason: str
+    checkpoint: dict[str, object] | None
+
+
+def _host_of(where: Location, roles: dict[str, tuple[str, str | None]]) -> set[str]:
+    hosts = {h for h in (where.host, roles.get(where.source, ("", None))[1]) if h}
+    return hosts
+
+
+def _explain(entry: Entry, kernel: list[tuple[str, Location]], roles: dict[str, tuple[str, str | None]]) -> None:
+    hosts = _host_of(entry.moment.where, roles)
+    if not hosts:
+        return
+    best: tuple[str, Location] | None = None
+    for sig_id, where in kernel:
+        if not hosts & _host_of(where, roles):
+            continue
+        t_rank, t_kernel = entry.moment.where.ts, where.ts
+        if t_rank is not None and t_kernel is not None:
+            if not -KERNEL_AFTER <= t_rank - t_kernel <= KERNEL_BEFORE:
+                continue
+            if best is None or (best[1].ts is not None and abs(t_rank - t_kernel) < abs(t_rank - best[1].ts)):
+                best = (sig_id, where)
+        elif best is None:
+            best = (sig_id, where)  # no clock to compare: the same host's kernel event is the best lead
+    entry.explained_by = best
+
+
+def _job(collector: Collector, findings: list[Finding]) -> dict[str, object]:
+    facts = {name: f.value for name, f in collector.facts.items()}
+    framework = next((fw for fw, _ in FRAMEWORK_MARKERS if f"fw_{fw.replace('-', '_')}" in facts), None)
+    ranks: set[int] = set()
+    hosts: set[str] = set()
+    for f in findings:
+        ranks |= f.ranks
+        hosts |= f.hosts
+    for moment in collector.timeline.values():
+        if moment.where.rank is not None:
+            ranks.add(moment.where.rank)
+    for _role, host in collector.roles.values():
+        if host:
+            hosts.add(host)
+    model = facts.get("job_model")
+    job: dict[str, object] = {
+        "framework": framework,
+        "model": posixpath.basename(model.rstrip("/")) if model else None,
+        "ranks_seen": len(ranks),
+        "hosts_seen": len(hosts),
+    }
+    for key in ("world_size", "nnodes", "gpus_per_node", "tp", "pp", "cp", "ep", "dp", "global_batch_size",
+                "micro_batch_size", "rollout_batch_size"):
+        value = facts.get(f"job_{key}")
+        if value is not None:
+            job[key] = int(value) if value.isdigit() else value
+    return job
+
+
+def _checkpoint(collector: Collector) -> dict[str, object] | None:
+    fact = collector.facts.get("last_checkpoint")
+    if fact is None:
+        return None
+    step = fact.groups.get("ckpt_step")
+    return {"step": int(step) if step and step.isdigit() else None, "path": fact.groups.get("ckpt_path"),
+            "source": fact.where.source, "line": fact.where.line, "time": fact.where.time}
+
+
+def build_story(collector: Collector, ranked: list[Finding], root: Finding | None, failed: bool,
+                lang: str) -> Story:
+    entries = [Entry(key, m) for key, m in collector.timeline.items()]
+    for e in entries:
+        _explain(e, collector.kernel, collector.roles)
+    entries.sort(key=lambda e: (e.moment.where.ts if e.moment.where.ts is not None else float("inf"),
+                                e.moment.where.source_index, e.moment.where.line))
+    echoes: list[Echo] = []
+    if root is not None:
+        for f in ranked:
+            if f is root or not f.sig.is_failure:
+                continue
+            delay = None
+            if f.first.ts is not None and root.first.ts is not None:
+                delay = f.first.ts - root.first.ts
+            echoes.append(Echo(f, len(f.ranks) or len(f.hosts) or 1, delay))
+    if root is not None:
+        verdict: str | None = root.sig.verdict
+    elif failed:
+        verdict = "investigate"
+    else:
+        verdict = None
+    reason = msg(f"verdict_{verdict}" if verdict else "verdict_none", lang)
+    return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector))
+
+
+def describe_moment(moment: Moment, titles: dict[str, str]) -> str:
+    if moment.what.startswith("exception:"):
+        return moment.what.split(":", 1)[1]
+    return titles.get(moment.what, moment.what)
+

@@ -1,0 +1,93 @@
+"""Post-mortem over a folder: file roles, parallel scan == sequential scan, timeline, verdict, checkpoint."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from diagnoser.engine import diagnose
+from diagnoser.report import to_json
+from diagnoser.walk import describe, expand
+
+from .conftest import SAMPLES
+
+OOM = SAMPLES / "chatlearn" / "cuda-oom-fsdp-packing.log"
+
+
+@pytest.mark.parametrize(("rel", "rank", "role", "host"), [
+    ("worker-1/log_3.txt", 3, "worker", "worker-1"),
+    ("dlc1abc-master-0/train.log", None, "worker", "dlc1abc-master-0"),
+    ("node-2/dmesg.txt", None, "kernel", "node-2"),
+    ("kern.log", None, "kernel", None),
+    ("session_latest/logs/raylet.out", None, "ray", None),
+    ("logs/log_rank_actor_train-0-G0_5_8.log", 5, "worker", None),
+    ("job-driver-raysubmit_1.log", None, "ray", None),
+    ("10.0.0.7/rank12.log.gz", 12, "worker", "10.0.0.7"),
+])
+def test_describe(rel: str, rank: int | None, role: str, host: str | None) -> None:
+    assert describe(Path("/job") / rel, Path("/job")) == (rank, role, host)
+
+
+def test_expand_skips_binary_and_non_logs(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text("hello\n")
+    (tmp_path / "model.safetensors").write_bytes(b"\x00" * 100)
+    (tmp_path / "blob").write_bytes(b"abc\x00def")
+    (tmp_path / "config.yaml").write_text("a: 1\n")
+    (tmp_path / "worker-0").mkdir()
+    (tmp_path / "worker-0" / "stdout").write_text("plain text\n")
+    warnings: list[str] = []
+    found = expand(tmp_path, warnings.append)
+    assert [Path(s.name).relative_to(tmp_path).as_posix() for s in found] == ["a.log", "worker-0/stdout"]
+    assert len(warnings) == 1 and "skipped 3 file(s)" in warnings[0]
+
+
+def _report(db, paths: list[Path], jobs: int) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    from diagnoser.cli import _Warner, _sources
+    report = diagnose(db, _sources(paths, _Warner("en")), "en", jobs=jobs)
+    data = to_json(report)
+    data["stats"]["seconds"] = 0
+    return data
+
+
+def test_parallel_scan_equals_sequential(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for host in ("worker-0", "worker-1"):
+        (tmp_path / host).mkdir()
+        for rank in range(3):
+            shutil.copy(OOM, tmp_path / host / f"log_{rank}.txt")
+    (tmp_path / "worker-1" / "healthy.log").write_text("step 1 loss 0.5\n" * 50)
+    sequential = _report(db, [tmp_path], jobs=1)
+    parallel = _report(db, [tmp_path], jobs=2)
+    assert json.dumps(sequential, sort_keys=True) == json.dumps(parallel, sort_keys=True)
+    assert sequential["stats"]["sources"] == 7
+    assert sequential["root_cause"]["id"] == "cuda-oom"
+
+
+def test_job_section_verdict_and_checkpoint(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "train.log"
+    log.write_text(
+        "------------------------ arguments ------------------------\n"
+        "  tensor_model_parallel_size ...................... 2\n"
+        "  pipeline_model_parallel_size .................... 4\n"
+        "  world_size ...................................... 64\n"
+        "-------------------- end of arguments ---------------------\n"
+        "saving checkpoint at iteration     100 to /mnt/ckpt in torch_dist format\n"
+        "  successfully saved checkpoint from iteration     100 to /mnt/ckpt [ t 1/2, p 1/4 ]\n"
+        "  successfully saved checkpoint from iteration     200 to /mnt/ckpt [ t 1/2, p 1/4 ]\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.00 GiB is free.\n"
+    )
+    data = _report(db, [log], jobs=1)
+    assert data["job"]["framework"] == "megatron"
+    assert (data["job"]["tp"], data["job"]["pp"], data["job"]["world_size"]) == (2, 4, 64)
+    assert data["last_checkpoint"]["step"] == 200 and data["last_checkpoint"]["path"] == "/mnt/ckpt"
+    assert data["verdict"] == "fix-then-restart"
+
+
+def test_healthy_job_has_no_verdict(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "ok.log"
+    log.write_text("step 1\nstep 2\n")
+    data = _report(db, [log], jobs=1)
+    assert data["verdict"] is None and data["root_cause"] is None
