@@ -21,20 +21,32 @@ DEFAULT_WINDOW = 0
 
 
 @dataclass(frozen=True, slots=True)
+class CompiledCondition:
+    cond: Condition
+    pattern: regex.Pattern[str]
+    gate: Gate | None
+
+
+@dataclass(frozen=True, slots=True)
 class Rule:
-    """One `match.any` regex of a signature, with the literal gate that guards it."""
+    """One `match.any` regex of a signature, with its literal gate and the conditions a hit must meet
+    (the signature's own `match.all` / `match.not`, then this pattern's)."""
 
     sig_index: int
     pattern: regex.Pattern[str]
     gate: Gate | None
     where: str  # e.g. "match.any[1]", for warnings
+    all: tuple[CompiledCondition, ...] = ()
+    not_: tuple[CompiledCondition, ...] = ()
 
+    @property
+    def window(self) -> int:
+        """How many lines after a hit must be seen before its window conditions can be decided."""
+        return max((c.cond.lines for c in (*self.all, *self.not_) if c.cond.scope == "window"), default=0)
 
-@dataclass(frozen=True, slots=True)
-class CompiledCondition:
-    cond: Condition
-    pattern: regex.Pattern[str]
-    gate: Gate | None
+    @property
+    def whole_file(self) -> bool:
+        return any(c.cond.scope == "file" for c in (*self.all, *self.not_))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +59,11 @@ class CompiledSignature:
 
     @property
     def window(self) -> int:
-        """How many lines after a hit must be seen before its window conditions can be decided."""
-        return max((c.cond.lines for c in (*self.all, *self.not_) if c.cond.scope == "window"), default=0)
+        return max((r.window for r in self.rules), default=0)
+
+    def conditions(self) -> tuple[CompiledCondition, ...]:
+        """Every condition of the signature and of its patterns."""
+        return (*self.all, *self.not_, *(c for r in self.rules for c in (*r.all, *r.not_)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +73,8 @@ class FactRule:
     gate: Gate | None
     owner: str  # id of the signature that declared it, or "job" for the built-in observations
     mode: str = "first"  # keep the first value seen, or the "last" (checkpoints)
+    head_only: bool = False  # read only in the first FACT_LINES lines of a file (config dumps live there)
+    job: bool = False  # a built-in observation of the job's shape: read only in the first HEAD_LINES lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +96,7 @@ class Database:
     def only(self, ids: Iterable[str]) -> Database:
         """A database of just these signatures (the example tests run each one alone)."""
         wanted = set(ids)
-        return build_database([cs.sig for cs in self.signatures if cs.sig.id in wanted])
+        return build_database([cs.sig for cs in self.signatures if cs.sig.id in wanted], check_refs=False)
 
 
 def builtin_root() -> Path:
@@ -171,7 +188,7 @@ def compile_pattern(pattern: str, path: str, where: str) -> regex.Pattern[str]:
         raise SignatureError(path, where, f"cannot compile: {exc}") from None
 
 
-def build_database(signatures: Iterable[Signature]) -> Database:
+def build_database(signatures: Iterable[Signature], check_refs: bool = True) -> Database:
     """Compile every regex, derive the literal gates, check cross-references."""
     compiled: list[CompiledSignature] = []
     rules: list[Rule] = []
@@ -179,35 +196,42 @@ def build_database(signatures: Iterable[Signature]) -> Database:
     sigs = list(signatures)
     known = {s.id for s in sigs}
     for index, sig in enumerate(sigs):
+        conds_all = tuple(_compile_condition(c, sig.path, f"match.all[{i}]") for i, c in enumerate(sig.all))
+        conds_not = tuple(_compile_condition(c, sig.path, f"match.not[{i}]") for i, c in enumerate(sig.not_))
         sig_rules = []
         for i, pattern in enumerate(sig.any):
             where = f"match.any[{i}]"
-            rule = Rule(index, compile_pattern(pattern, sig.path, where), required_gate(pattern), where)
+            declared = sig.any_literals[i] if i < len(sig.any_literals) else ()
+            gate = Gate(tuple(sorted(set(declared))), False) if declared else required_gate(pattern)
+            own_all = sig.any_all[i] if i < len(sig.any_all) else ()
+            own_not = sig.any_not[i] if i < len(sig.any_not) else ()
+            rule = Rule(index, compile_pattern(pattern, sig.path, where), gate, where,
+                        conds_all + tuple(_compile_condition(c, sig.path, f"{where}.all[{k}]")
+                                          for k, c in enumerate(own_all)),
+                        conds_not + tuple(_compile_condition(c, sig.path, f"{where}.not[{k}]")
+                                          for k, c in enumerate(own_not)))
             sig_rules.append(rule)
-        conds_all = tuple(
-            CompiledCondition(c, compile_pattern(c.pattern, sig.path, f"match.all[{i}]"), required_gate(c.pattern))
-            for i, c in enumerate(sig.all)
-        )
-        conds_not = tuple(
-            CompiledCondition(c, compile_pattern(c.pattern, sig.path, f"match.not[{i}]"), required_gate(c.pattern))
-            for i, c in enumerate(sig.not_)
-        )
         for name, patterns in sig.facts:
             for j, pattern in enumerate(patterns):
                 where = f"facts.{name}[{j}]"
                 compiled_fact = compile_pattern(pattern, sig.path, where)
                 if name not in compiled_fact.groupindex:
                     raise SignatureError(sig.path, where, f"needs a named group (?P<{name}>...) for the value")
-                facts.append(FactRule(name, compiled_fact, required_gate(pattern), sig.id))
-        for other in sig.symptom_of:
+                facts.append(FactRule(name, compiled_fact, required_gate(pattern), sig.id, head_only=True))
+        for other in sig.symptom_of if check_refs else ():
             if other not in known:
                 raise SignatureError(sig.path, "symptom_of", f"names {other!r}, which is no signature's id")
         _check_placeholders(sig)
         compiled.append(CompiledSignature(sig, index, tuple(sig_rules), conds_all, conds_not))
         rules.extend(sig_rules)
     for obs in OBSERVATIONS:
-        facts.append(FactRule(obs.name, regex.compile(obs.pattern), required_gate(obs.pattern), "job", obs.mode))
+        facts.append(FactRule(obs.name, regex.compile(obs.pattern), required_gate(obs.pattern), "job", obs.mode,
+                              head_only=obs.mode == "first", job=obs.mode == "first"))
     return Database(tuple(compiled), tuple(rules), tuple(facts))
+
+
+def _compile_condition(cond: Condition, path: str, where: str) -> CompiledCondition:
+    return CompiledCondition(cond, compile_pattern(cond.pattern, path, where), required_gate(cond.pattern))
 
 
 def _check_placeholders(sig: Signature) -> None:

@@ -9,12 +9,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
 from .database import Database, build_database
+from .fastscan import FastFeeder, gate_literals
 from .findings import Collector
 from .matcher import Matcher
 from .report import Report, build_report
 from .scanner import SourceScanner
 from .signature import Signature
-from .sources import Source, iter_lines, open_binary
+from .sources import Source, iter_lines, open_binary, read_guarded
 
 Warn = Callable[[str], None]
 
@@ -27,8 +28,25 @@ def signature_map(db: Database) -> dict[str, object]:
     return {cs.sig.id: cs.sig for cs in db.signatures}
 
 
-def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn: Warn = _ignore) -> Collector:
-    """Scan one source from start to end into a fresh collector."""
+# Below this size a file is read line by line: the same result, and no search plan to make.
+FAST_MIN_BYTES = 8 << 20
+
+
+def fast_path_possible(db: Database) -> bool:
+    """A gate-less rule could match any line, so then every line must be fed."""
+    return gate_literals(db) is not None
+
+
+def _size(source: Source) -> int:
+    try:
+        return source.path.stat().st_size if source.path is not None else 0
+    except OSError:
+        return 0
+
+
+def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn: Warn = _ignore,
+                fast: bool | str = True) -> Collector:
+    """Scan one source from start to end into a fresh collector (the fast path unless told otherwise)."""
     collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
     collector.sources = 1
     collector.roles[source.name] = (source.role, source.host)
@@ -39,13 +57,20 @@ def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn
 
     fh = open_binary(source)
     try:
-        for lineno, text in iter_lines(fh, count, warn, source.name):
-            scanner.feed_raw(lineno, text)
+        big = source.path is None or _size(source) >= FAST_MIN_BYTES or fast == "always"
+        if fast and big and fast_path_possible(db):
+            feeder = FastFeeder(scanner, count)
+            read_guarded(lambda: feeder.run(fh), warn, source.name)
+            lines = feeder.next_line - 1
+        else:
+            for _lineno, text in iter_lines(fh, count, warn, source.name):
+                scanner.feed_raw(_lineno, text)
+            lines = scanner.lines
     finally:
         if not source.is_stdin:
             fh.close()
     scanner.finish()
-    collector.lines = scanner.lines
+    collector.lines = lines
     return collector
 
 
@@ -70,10 +95,11 @@ def _init_worker(signatures: list[Signature]) -> None:
     _WORKER_DB = build_database(signatures)
 
 
-def _scan_in_worker(source: Source, index: int) -> tuple[Collector, list[str]]:
+def _scan_in_worker(source: Source, index: int, fast: bool | str) -> tuple[Collector, list[str]]:
     assert _WORKER_DB is not None
     warnings: list[str] = []
-    collector = scan_source(_WORKER_DB, Matcher(_WORKER_DB, warnings.append), source, index, warnings.append)
+    collector = scan_source(_WORKER_DB, Matcher(_WORKER_DB, warnings.append), source, index, warnings.append,
+                            fast)
     collector.signatures = {}  # the parent has them; no need to send them back
     return collector, warnings
 
@@ -91,7 +117,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore,
-             job_status: str | None = None, jobs: int = 1) -> Report:
+             job_status: str | None = None, jobs: int = 1, fast: bool | str = True) -> Report:
     """Scan every source and build the ranked report.
 
     With jobs > 1, files are scanned in a process pool; results are merged in source order, so the
@@ -106,11 +132,11 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
         workers = min(jobs, len(files))
         with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker,
                                  initargs=(list(signatures.values()),)) as pool:
-            futures = {i: pool.submit(_scan_in_worker, s, i) for i, s in files}
+            futures = {i: pool.submit(_scan_in_worker, s, i, fast) for i, s in files}
             matcher = Matcher(db, warn)
             for i, s in enumerate(sources):
                 if s.is_stdin:
-                    results[i] = scan_source(db, matcher, s, i, warn)
+                    results[i] = scan_source(db, matcher, s, i, warn, fast)
             for i, future in futures.items():
                 collector, warnings = future.result()
                 for w in warnings:
@@ -122,7 +148,7 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
     else:
         matcher = Matcher(db, warn)
         for index, source in enumerate(sources):
-            total.merge(scan_source(db, matcher, source, index, warn))
+            total.merge(scan_source(db, matcher, source, index, warn, fast))
     return build_report(total, lang, time.perf_counter() - started, job_status)
 
 

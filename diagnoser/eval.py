@@ -110,8 +110,8 @@ def check(case: Case, o: Outcome, stderr: str) -> list[str]:
             problems.append(f"unexpected {sig_id}")
     if "exit_code" in exp and o.exit_code != int(exp["exit_code"]):
         problems.append(f"exit status {o.exit_code}, expected {exp['exit_code']}")
-    if "verdict" in exp and o.report.get("verdict", {}).get("verdict") != exp["verdict"]:
-        problems.append(f"verdict {o.report.get('verdict')}, expected {exp['verdict']!r}")
+    if "verdict" in exp and o.report.get("verdict") != exp["verdict"]:
+        problems.append(f"verdict {o.report.get('verdict')!r}, expected {exp['verdict']!r}")
     return problems
 
 

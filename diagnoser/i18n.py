@@ -54,7 +54,16 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "en": "investigate: no known cause. Read the first error before restarting.",
         "zh": "investigate：原因未知。重启之前先查看第一个错误。",
     },
+    "verdict_investigate_known": {
+        "en": "investigate: the cause above is known, but whether it will happen again is not. Follow its remedy "
+        "and look at the evidence before restarting.",
+        "zh": "investigate：原因已知，但是否会再次发生尚不确定。重启前请按解决方法检查证据。",
+    },
     "verdict_none": {"en": "none: no failure found.", "zh": "无：未发现故障。"},
+    "checkpoint_unconfirmed": {
+        "en": " (the save began here; no message says it finished, so it may be incomplete)",
+        "zh": "（保存从此处开始；没有完成的记录，可能不完整）",
+    },
     "checkpoint_at": {"en": "step {step} → {path} ({where})", "zh": "第 {step} 步 → {path}（{where}）"},
     "checkpoint_none": {
         "en": "none seen in the logs: a restart begins where the job began (or at the checkpoint it loaded).",

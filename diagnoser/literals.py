@@ -6,8 +6,10 @@ a pattern the parser cannot read simply gets no literal gate and no static check
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,20 +42,37 @@ MIN_GATE = 3  # a shorter literal filters too little to be worth a check
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """Literals of which at least one occurs in every line the pattern can match.
+    """Literals of which at least one occurs in every line the pattern can match (case-sensitive).
 
-    `fold` means the literals are lower-cased and must be looked for in the lower-cased line.
+    For a case-insensitive pattern (`fold`), each literal stands in the spellings people print: as
+    written in the pattern, lower case, UPPER CASE and Capitalised. So `(?i)cuda out of memory` can
+    match "CUDA OUT OF MEMORY" but not "cUdA out of memory"; both scan paths agree on that.
     """
 
     literals: tuple[str, ...]
     fold: bool
 
 
+def spellings(literal: str) -> set[str]:
+    return {literal, literal.lower(), literal.upper(), literal[:1].upper() + literal[1:].lower()}
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+_BACKREF = re.compile(r"\(\?P=[A-Za-z_][A-Za-z0-9_]*\)")
+
+
 def _parse(pattern: str) -> Any | None:
     try:
         return _parser.parse(pattern)
     except Exception:
-        return None
+        pass  # the stdlib parser lacks some syntax of the regex package
+    # The regex package allows a group name twice (in alternatives); names do not change which
+    # literals are required, so read the pattern again without them.
+    plain = _BACKREF.sub("", _NAMED_GROUP.sub("(?:", pattern))
+    try:
+        return _parser.parse(plain)
+    except Exception:
+        return None  # other syntax it lacks: no gate, no static check
 
 
 def required_gate(pattern: str) -> Gate | None:
@@ -66,8 +85,8 @@ def required_gate(pattern: str) -> Gate | None:
     alts = _required(parsed)
     if not alts or min(len(a) for a in alts) < MIN_GATE:
         return None
-    literals = sorted({a.lower() for a in alts} if fold else set(alts))
-    return Gate(tuple(literals), fold)
+    literals = {v for a in alts for v in spellings(a)} if fold else set(alts)
+    return Gate(tuple(sorted(literals)), fold)
 
 
 def _has_scoped_ignorecase(sub: Any) -> bool:
@@ -91,30 +110,81 @@ def _score(alts: list[str] | None) -> int:
     return min(len(a) for a in alts) if alts else 0
 
 
-def _required(sub: Any) -> list[str] | None:
-    """Alternative literals, one of which every match of `sub` contains (None: none known)."""
-    best: list[str] | None = None
-    run: list[str] = []
+MAX_ALTS = 16  # alternatives a literal set may grow to by expanding small alternations
+MAX_CLASS = 6  # characters a class may have to be expanded ([:=] yes, [a-z] no)
+_NEGATE = getattr(_constants, "NEGATE", None)
 
-    def consider(candidate: list[str] | None) -> None:
+
+def _exact(sub: Any) -> set[str] | None:
+    """The finite set of strings `sub` can match, when it is small and made of literals only."""
+    out = {""}
+    for op, av in sub:
+        item = _exact_item(op, av)
+        if item is None:
+            return None
+        out = {a + b for a in out for b in item}
+        if len(out) > MAX_ALTS:
+            return None
+    return out
+
+
+def _exact_item(op: Any, av: Any) -> set[str] | None:
+    if op is _LITERAL:
+        return {chr(av)}
+    if op is _IN:
+        if len(av) > MAX_CLASS or any(o is not _LITERAL for o, _v in av):
+            return None  # ranges, categories, negation: too many
+        return {chr(v) for _o, v in av}
+    if op is _SUBPATTERN:
+        return _exact(av[-1])
+    if op is _BRANCH:
+        found: set[str] = set()
+        for branch in av[1]:
+            item = _exact(branch)
+            if item is None:
+                return None
+            found |= item
+        return found if len(found) <= MAX_ALTS else None
+    if op in _REPEATS and av[0] == 0 and av[1] == 1:  # x?
+        item = _exact(av[2])
+        return None if item is None else item | {""}
+    if op in _ZERO_WIDTH:
+        return {""}
+    return None
+
+
+def _required(sub: Any) -> list[str] | None:
+    """Alternative literals, one of which every match of `sub` contains (None: none known).
+
+    Runs of literals are joined across small alternations and classes, by cross product:
+    `loss[:=] ?nan` requires one of "loss:nan", "loss: nan", "loss=nan", "loss= nan".
+    """
+    best: list[str] | None = None
+    run: set[str] = {""}
+
+    def consider(candidate: list[str] | set[str] | None) -> None:
         nonlocal best
-        if candidate and _score(candidate) > _score(best):
-            best = candidate
+        if candidate and all(candidate) and _score(list(candidate)) > _score(best):
+            best = sorted(candidate)
 
     def flush() -> None:
-        if run:
-            consider(["".join(run)])
-            run.clear()
+        nonlocal run
+        if run != {""}:
+            consider(run)
+        run = {""}
 
     for op, av in sub:
-        if op is _LITERAL:
-            run.append(chr(av))
-            continue
-        if op is _IN and len(av) == 1 and av[0][0] is _LITERAL:
-            run.append(chr(av[0][1]))
-            continue
         if op in _ZERO_WIDTH:
             continue  # anchors and look-arounds consume nothing: the run goes on across them
+        item = _exact_item(op, av)
+        if item is not None:
+            grown = {a + b for a in run for b in item}
+            if len(grown) <= MAX_ALTS:
+                run = grown
+                continue
+            flush()
+            run = item if "" not in item else {""}
+            continue
         flush()
         if op is _SUBPATTERN:
             consider(_required(av[-1]))
@@ -123,7 +193,7 @@ def _required(sub: Any) -> list[str] | None:
         elif op is _BRANCH:
             branches = [_required(b) for b in av[1]]
             if all(branches):
-                consider(sorted({lit for b in branches if b for lit in b}))
+                consider({lit for b in branches if b for lit in b})
         elif op in _REPEATS and av[0] >= 1:
             consider(_required(av[2]))
     flush()
@@ -190,3 +260,69 @@ def _nesting(sub: Any) -> str | None:
         if found:
             return found
     return None
+
+
+MIN_COVER = 8  # shorter cover strings match too many ordinary lines
+MAX_COVER = 24
+
+
+def _cost(cand: bytes) -> float:
+    # bytes.find costs about 0.2 + 1.8/len seconds per GB here (long needles skip further); a string of
+    # lower-case letters is a word that ordinary log lines print, and each line holding it costs a check
+    common = 3.0 if cand.replace(b"_", b"").replace(b" ", b"").isalpha() and cand.islower() else 0.0
+    return 0.2 + 1.8 / len(cand) + common * 8 / len(cand)
+
+
+_COVER_CACHE: dict[tuple[frozenset[str], int], list[bytes]] = {}
+
+
+def choose_cover(literals: Iterable[str], min_len: int = MIN_COVER) -> list[bytes]:
+    """A small set of byte strings such that each literal contains at least one of them (greedy).
+
+    Candidates are the literals' substrings of `min_len` characters (a shorter literal stands for
+    itself): long enough to be rare in ordinary lines, short enough for literals to share them.
+    """
+    key = (frozenset(literals), min_len)
+    if key in _COVER_CACHE:
+        return _COVER_CACHE[key]
+    universe = sorted({lit.encode("utf-8") for lit in key[0]})
+    covers_of: dict[bytes, set[int]] = {}
+    for i, lit in enumerate(universe):
+        if len(lit) <= min_len:
+            covers_of.setdefault(lit, set()).add(i)
+            continue
+        for start in range(len(lit) - min_len + 1):
+            covers_of.setdefault(lit[start:start + min_len], set()).add(i)
+    uncovered = set(range(len(universe)))
+    chosen: list[bytes] = []
+    # lazy greedy: a candidate's score only falls as literals get covered
+    heap = [(-len(ids) / _cost(c), c) for c, ids in covers_of.items()]
+    heapq.heapify(heap)
+    while uncovered and heap:
+        _neg, cand = heapq.heappop(heap)
+        gain = len(covers_of[cand] & uncovered)
+        if gain == 0:
+            continue
+        score = gain / _cost(cand)
+        if heap and score < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-score, cand))
+            continue
+        chosen.append(cand)
+        uncovered -= covers_of[cand]
+    chosen.extend(universe[i] for i in sorted(uncovered))
+    kept: list[bytes] = []
+    for c in sorted(set(chosen), key=len):
+        if not any(k in c for k in kept):
+            kept.append(c)
+    _COVER_CACHE[key] = kept
+    return kept
+
+
+def group_by_cover(literals: Iterable[str], cover: list[bytes]) -> dict[bytes, list[str]]:
+    """Each cover string with the literals it stands for (a literal goes under the first it contains)."""
+    groups: dict[bytes, list[str]] = {c: [] for c in cover}
+    for lit in sorted(set(literals)):
+        raw = lit.encode("utf-8")
+        owner = next((c for c in cover if c in raw), raw)
+        groups.setdefault(owner, []).append(lit)
+    return {c: lits for c, lits in groups.items() if lits}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import regex
 
 from .database import CompiledCondition, Database, FactRule, Rule
-from .literals import Gate
+from .literals import Gate, choose_cover, group_by_cover
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
@@ -16,30 +16,34 @@ MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the
 
 @dataclass(slots=True)
 class _GateIndex:
-    """Which rules each literal guards, so a line is tested against each literal once."""
+    """Which rules each literal guards. A line is first tested against a few short cover strings, then
+    only against the literals that contain a cover string it holds (most lines hold none)."""
 
     exact: dict[str, list[int]] = field(default_factory=dict)
-    folded: dict[str, list[int]] = field(default_factory=dict)
     always: list[int] = field(default_factory=list)
+    groups: list[tuple[str, list[tuple[str, list[int]]]]] = field(default_factory=list)
 
     def add(self, gate: Gate | None, index: int) -> None:
         if gate is None:
             self.always.append(index)
             return
-        table = self.folded if gate.fold else self.exact
         for lit in gate.literals:
-            table.setdefault(lit, []).append(index)
+            self.exact.setdefault(lit, []).append(index)
 
-    def candidates(self, text: str) -> list[int]:
+    def freeze(self) -> None:
+        # short cover strings: lines reaching the matcher are few, and fewer groups mean fewer checks
+        cover = choose_cover(self.exact, min_len=4) if self.exact else []
+        self.groups = [(c.decode("utf-8", "replace"), [(lit, self.exact[lit]) for lit in lits])
+                       for c, lits in group_by_cover(self.exact, cover).items()]
+
+    def candidates(self, text: str, raw: str | None = None) -> list[int]:
+        """Rules whose literal is in the cleaned text (and, when given, in the line as read)."""
         found: set[int] = set(self.always)
-        for lit, idx in self.exact.items():
-            if lit in text:
-                found.update(idx)
-        if self.folded:
-            low = text.lower()
-            for lit, idx in self.folded.items():
-                if lit in low:
-                    found.update(idx)
+        for cover, members in self.groups:
+            if cover in text:
+                for lit, idx in members:
+                    if lit in text and (raw is None or lit in raw):
+                        found.update(idx)
         return sorted(found)
 
 
@@ -56,17 +60,23 @@ class Matcher:
         self._rule_index = _GateIndex()
         for i, rule in enumerate(self._rules):
             self._rule_index.add(rule.gate, i)
+        self._rule_index.freeze()
         self._fact_index = _GateIndex()
         for i, fact in enumerate(self._facts):
             self._fact_index.add(fact.gate, i)
+        self._fact_index.freeze()
         self._timeouts: dict[int, int] = {}
         self._disabled: set[int] = set()
 
-    def rules_for(self, text: str) -> list[tuple[Rule, dict[str, str]]]:
-        """Each signature's first rule that matches `text`, with its named captures."""
+    def rules_for(self, text: str, raw: str | None = None) -> list[tuple[Rule, dict[str, str]]]:
+        """Each signature's first rule that matches `text`, with its named captures.
+
+        A literal split by a colour code is in the cleaned text but not in the line as read; such a line
+        is not a candidate (`raw`), which keeps the byte-level fast path and this one in agreement.
+        """
         out: list[tuple[Rule, dict[str, str]]] = []
         done: set[int] = set()
-        for i in self._rule_index.candidates(text):
+        for i in self._rule_index.candidates(text, raw):
             rule = self._rules[i]
             if rule.sig_index in done:
                 continue
@@ -76,10 +86,10 @@ class Matcher:
                 out.append((rule, _captures(m)))
         return out
 
-    def facts_for(self, text: str) -> list[tuple[FactRule, str, dict[str, str]]]:
+    def facts_for(self, text: str, raw: str | None = None) -> list[tuple[FactRule, str, dict[str, str]]]:
         """Facts on this line: (rule, its value, every named group it captured)."""
         out: list[tuple[FactRule, str, dict[str, str]]] = []
-        for i in self._fact_index.candidates(text):
+        for i in self._fact_index.candidates(text, raw):
             fact = self._facts[i]
             m = self._search(fact.pattern, text, id(fact), f"{self._path(fact.owner)}: facts.{fact.name}")
             if m is None:
@@ -91,10 +101,8 @@ class Matcher:
 
     def condition(self, cond: CompiledCondition, text: str, owner: str) -> dict[str, str] | None:
         gate = cond.gate
-        if gate is not None:
-            hay = text.lower() if gate.fold else text
-            if not any(lit in hay for lit in gate.literals):
-                return None
+        if gate is not None and not any(lit in text for lit in gate.literals):
+            return None
         m = self._search(cond.pattern, text, id(cond), f"{self._path(owner)}: a match condition")
         return _captures(m) if m is not None else None
 

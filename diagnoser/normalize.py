@@ -87,7 +87,8 @@ VLLM_RE = regex.compile(
 )
 # ChatLearn's logger, after its "[<asctime> " was taken: "ChatLearn-policy_trainer 10.0.0.7 RANK:3] (x.py 37): "
 CHATLEARN_RE = regex.compile(
-    r"^ChatLearn(?:-(?P<actor>[\w.\-]+))?(?: (?P<host>[\w.:\-]+) RANK:(?P<rank>\d+))?\] \([\w.\-]+ \d+\):\s?"
+    r"^ChatLearn(?:-(?P<actor>[\w.\-]+))?(?: (?P<host>[\w.:\-]+) RANK:(?P<rank>\d+))?\] \([\w.\-]+ \d+\):"
+    r"(?: (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?= ))? ?"
 )
 # ROLL's logger, after its "[<asctime>] ": "[rlvr_pipeline.py (487)] [INFO] [actor_train-0-G0 0 / 8][PID 4321] "
 ROLL_RE = regex.compile(
@@ -116,6 +117,12 @@ _PAREN = (RAY_RE, RAY_SVC_RE)
 _DIGIT = (ISO_RE, PDSH_RE)
 _ALPHA = (GLOG_RE, VLLM_RE, CHATLEARN_RE, SYSLOG_RE, PDSH_RE)
 _MAX_PREFIXES = 8
+# Year-less timestamps (glog, syslog) take the year of the first dated line among the first HEAD_LINES
+# lines of their file: a fixed place, so every scan path dates them the same way.
+HEAD_LINES = 2000
+# Config values (signature facts, the job's shape) are read from the first FACT_LINES lines of a file,
+# where config dumps and launch lines are; checkpoint messages are read everywhere.
+FACT_LINES = 50000
 
 
 @dataclass(slots=True)
@@ -151,9 +158,11 @@ class Normalizer:
         self.default_rank = rank  # what the file's name says, for lines whose prefixes say nothing
         self.default_host = host
         self.year: int | None = None
+        self.lineno = 0
 
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
         """The logical lines of one physical line (usually one; more after `\\r` redraws)."""
+        self.lineno = lineno
         clean = strip_ansi(raw.rstrip("\r\n"))
         if CONTROL_RE.search(clean):
             clean = CONTROL_RE.sub("", clean)
@@ -254,10 +263,10 @@ class Normalizer:
             hour, minute, sec = int(g["H"] or 0), int(g["M"] or 0), int(g["S"] or 0)
             frac = g.get("f") or ""
             year = int(g["Y"] or 0) if g.get("Y") else None
-            if year is not None:
-                self.year = year
-            else:
+            if year is None:
                 year = self.year
+            elif self.year is None and self.lineno <= HEAD_LINES:
+                self.year = year
             if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and sec < 62):
                 return
             stamp = f"{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{sec:02d}"

@@ -72,7 +72,7 @@ CHECKPOINT: tuple[Observation, ...] = (
     Observation("last_checkpoint", r"(?<![\w-])save checkpoint to (?P<ckpt_path>\S*?(?P<ckpt_step>\d+)?/?)\s*$",
                 "last"),
     # verl: "local_global_step_folder: /ckpts/exp/global_step_100" and the SFT trainer's "Saving checkpoint to:"
-    Observation("last_checkpoint", r"(?:local_global_step_folder|Saving checkpoint to): "
+    Observation("last_checkpoint", r"(?P<ckpt_started>local_global_step_folder|Saving checkpoint to): "
                                    r"(?P<ckpt_path>\S*?global_step_?(?P<ckpt_step>\d+)\S*)", "last"),
     # DeepSpeed: "[Torch] Checkpoint global_step100 is ready now!"
     Observation("last_checkpoint", r"Checkpoint (?P<ckpt_path>global_step(?P<ckpt_step>\d+)) is ready now", "last"),

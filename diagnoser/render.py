@@ -131,8 +131,9 @@ def checkpoint_text(report: Report) -> str:
     where = f"{ckpt['source']}:{ckpt['line']}"
     if ckpt.get("time"):
         where += f", {str(ckpt['time']).replace('T', ' ')}"
-    return msg("checkpoint_at", report.lang, step=ckpt.get("step") if ckpt.get("step") is not None else "?",
+    text = msg("checkpoint_at", report.lang, step=ckpt.get("step") if ckpt.get("step") is not None else "?",
                path=ckpt.get("path") or "?", where=where)
+    return text + ("" if ckpt.get("confirmed", True) else msg("checkpoint_unconfirmed", report.lang))
 
 
 def _short_where(loc: Location, with_rank: bool = False) -> str:

@@ -11,9 +11,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .database import CompiledSignature, Database
+from .database import CompiledSignature, Database, Rule
 from .matcher import Matcher
-from .normalize import LogLine, Normalizer
+from .normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
 from .traceback import TracebackGrouper, TracebackRecord
 
 CONTEXT_BEFORE = 3
@@ -65,6 +65,7 @@ Event = HitEvent | UnrecognizedEvent | FactEvent
 @dataclass(slots=True)
 class _Pending:
     cs: CompiledSignature
+    rule: Rule
     line: LogLine
     captures: dict[str, str]
     tb: TracebackRecord | None
@@ -102,8 +103,12 @@ class SourceScanner:
         self.lineno = 0
         self.lines = 0
         # conditions that look at the whole file: whether each has matched any line so far
-        self.file_conds = [(cs, c) for cs in db.signatures for c in (*cs.all, *cs.not_) if c.cond.scope == "file"]
+        unique = {id(c): (cs, c) for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"}
+        self.file_conds = list(unique.values())
         self.file_seen: set[int] = set()
+        # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
+        self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
+        self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
 
     @property
     def busy(self) -> bool:
@@ -112,10 +117,15 @@ class SourceScanner:
         Hits that wait for the end of the file do not count: whole-file conditions are tracked
         on every line that carries their literal, wherever the hit was.
         """
-        return bool(self.books) or any(p.wait_until < FOREVER for p in self.pending)
+        return bool(self.books) or any(
+            p.wait_until < FOREVER
+            or (p.tb is None and len(p.after) < CONTEXT_AFTER and self.lineno - p.line.lineno < CONTEXT_REACH)
+            for p in self.pending
+        )
 
     def feed_raw(self, lineno: int, raw: str) -> None:
         self.lines += 1
+        self.raw = raw
         for line in self.normalizer.lines(lineno, raw):
             self.feed(line)
 
@@ -133,14 +143,16 @@ class SourceScanner:
                 if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
                     self.file_seen.add(id(cond))
         if text:
-            for fact, value, groups in self.matcher.facts_for(text):
+            for fact, value, groups in self.matcher.facts_for(text, self.raw):
+                if fact.head_only and line.lineno > (HEAD_LINES if fact.job else FACT_LINES):
+                    continue
                 if fact.mode == "last":
                     self.emit(FactEvent(fact.name, value, line, groups, "last"))
                 elif fact.name not in self.facts_seen:
                     self.facts_seen.add(fact.name)
                     self.emit(FactEvent(fact.name, value, line, groups))
-            for rule, captures in self.matcher.rules_for(text):
-                self._hit(self.db.signatures[rule.sig_index], line, captures, tb)
+            for rule, captures in self.matcher.rules_for(text, self.raw):
+                self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
         if line.lineno % STALE_CHECK_EVERY == 0:
             self.grouper.close_stale(line.lineno, STALE_TB)
         if self.pending:
@@ -153,50 +165,68 @@ class SourceScanner:
         self._resolve_ready(final=True)
 
     # -- hits ------------------------------------------------------------------------------------
-    def _hit(self, cs: CompiledSignature, line: LogLine, captures: dict[str, str],
+    def _hit(self, cs: CompiledSignature, rule: Rule, line: LogLine, captures: dict[str, str],
              tb: TracebackRecord | None) -> None:
         sig_id = cs.sig.id
         book = self.books.get(tb.tb_id) if tb is not None else None
         if book is not None and sig_id in book.sigs:
-            return  # one hit per signature per traceback
-        for cond in cs.not_:
+            return  # one accepted hit per signature per traceback
+        for cond in rule.not_:
             if cond.cond.scope == "line" and self.matcher.condition(cond, line.text, sig_id) is not None:
                 return
         merged = dict(captures)
-        for cond in cs.all:
+        for cond in rule.all:
             if cond.cond.scope == "line":
                 got = self.matcher.condition(cond, line.text, sig_id)
                 if got is None:
                     return
                 merged = {**got, **merged}
-        window = cs.window
-        whole_file = any(c.cond.scope == "file" for c in (*cs.all, *cs.not_))
-        before = [x for x in self.recent if x.stream == line.stream and x is not line
-                  and line.lineno - CONTEXT_REACH <= x.lineno <= line.lineno][-CONTEXT_BEFORE:]
+        window = rule.window
+        whole_file = rule.whole_file
+        before: list[LogLine] = []
+        if tb is None:
+            before = [x for x in self._earlier_lines(line, CONTEXT_REACH) if x.stream == line.stream][-CONTEXT_BEFORE:]
         wait = window if tb is not None else max(window, AFTER_WAIT)
-        p = _Pending(cs, line, merged, tb, line.lineno + wait if not whole_file else FOREVER, before)
+        p = _Pending(cs, rule, line, merged, tb, line.lineno + wait if not whole_file else FOREVER, before)
         if window:
-            p.window_all = [False] * len(cs.all)
-            for x in self.recent:
-                if x.lineno >= line.lineno - window:
-                    self._window_check(p, x)
+            p.window_all = [False] * len(rule.all)
+            for x in self._earlier_lines(line, window):
+                self._window_check(p, x)
+            self._window_check(p, line)  # the hit line itself is within every window
         if book is not None:
-            book.sigs.add(sig_id)
             book.pending += 1
         self.pending.append(p)
+
+    def _earlier_lines(self, line: LogLine, reach: int) -> list[LogLine]:
+        """The lines within `reach` physical lines before `line` (and earlier parts of its own line)."""
+        low = line.lineno - reach
+        fed = [x for x in self.recent if low <= x.lineno <= line.lineno and x is not line]
+        if self.lookback is None:
+            return fed
+        have = {x.lineno for x in fed} | {line.lineno}
+        first = max(1, low)
+        missing = [n for n in range(first, line.lineno) if n not in have]
+        if not missing:
+            return fed
+        lent: list[LogLine] = []
+        for lineno, raw in self.lookback(missing[0], missing[-1]):
+            if lineno not in have:
+                lent.extend(self.normalizer.lines(lineno, raw))
+        self.normalizer.lineno = line.lineno
+        return sorted(fed + lent, key=lambda x: x.lineno)
 
     def _window_check(self, p: _Pending, x: LogLine) -> None:
         if not x.text:
             return
         owner = p.cs.sig.id
-        for i, cond in enumerate(p.cs.all):
+        for i, cond in enumerate(p.rule.all):
             if cond.cond.scope == "window" and not p.window_all[i] and abs(x.lineno - p.line.lineno) <= cond.cond.lines:
                 got = self.matcher.condition(cond, x.text, owner)
                 if got is not None:
                     p.window_all[i] = True
                     for k, v in got.items():
                         p.captures.setdefault(k, v)
-        for cond in p.cs.not_:
+        for cond in p.rule.not_:
             if cond.cond.scope == "window" and not p.window_not \
                     and abs(x.lineno - p.line.lineno) <= cond.cond.lines \
                     and self.matcher.condition(cond, x.text, owner) is not None:
@@ -204,7 +234,7 @@ class SourceScanner:
 
     def _advance_pending(self, line: LogLine) -> None:
         for p in self.pending:
-            if p.cs.window and line.lineno <= p.line.lineno + p.cs.window:
+            if p.rule.window and line.lineno <= p.line.lineno + p.rule.window:
                 self._window_check(p, line)
             if p.tb is None and line.stream == p.line.stream and len(p.after) < CONTEXT_AFTER \
                     and line is not p.line and line.lineno - p.line.lineno <= CONTEXT_REACH:
@@ -225,11 +255,11 @@ class SourceScanner:
         return book is None or book.closed
 
     def _decide(self, p: _Pending) -> None:
-        cs = p.cs
+        cs, rule = p.cs, p.rule
         accepted = not p.window_not and not any(
-            c.cond.scope == "file" and id(c) in self.file_seen for c in cs.not_)
+            c.cond.scope == "file" and id(c) in self.file_seen for c in rule.not_)
         tb_lines = p.tb.lines if p.tb is not None else []
-        for i, cond in enumerate(cs.all):
+        for i, cond in enumerate(rule.all):
             if not accepted:
                 break
             if cond.cond.scope == "file":
@@ -248,13 +278,18 @@ class SourceScanner:
                     for k, v in found.items():
                         p.captures.setdefault(k, v)
         if accepted:
-            for cond in cs.not_:
+            for cond in rule.not_:
                 if cond.cond.scope == "traceback" and any(
                     self.matcher.condition(cond, x.text, cs.sig.id) is not None for x in tb_lines
                 ):
                     accepted = False
                     break
         book = self.books.get(p.tb.tb_id) if p.tb is not None else None
+        if accepted and book is not None:
+            if cs.sig.id in book.sigs:
+                accepted = False  # this traceback already gave an accepted hit for the signature
+            else:
+                book.sigs.add(cs.sig.id)
         if accepted:
             self.emit(HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p)))
         if book is not None:
@@ -292,5 +327,7 @@ class SourceScanner:
     def _retire(self, book: _TbBook) -> None:
         self.books.pop(book.record.tb_id, None)
         tb = book.record
-        if book.accepted == 0 and not tb.ignored:
+        # Ray's log dedup: "Traceback ... [repeated 7x across cluster]" with no body echoes tracebacks shown once
+        echo = tb.first.repeat > 1 and tb.exc_type == "?"
+        if book.accepted == 0 and not tb.ignored and not echo:
             self.emit(UnrecognizedEvent(tb.exc_type, tb.message, tb.frame, tb.first, tb.kind))

@@ -92,6 +92,9 @@ class Signature:
     symptom_of: tuple[str, ...]
     only_with_failure: bool
     any: tuple[str, ...]
+    any_literals: tuple[tuple[str, ...], ...]  # per pattern: declared gate literals, or () to derive them
+    any_all: tuple[tuple[Condition, ...], ...]  # per pattern: conditions that hold for it alone
+    any_not: tuple[tuple[Condition, ...], ...]
     all: tuple[Condition, ...]
     not_: tuple[Condition, ...]
     facts: tuple[tuple[str, tuple[str, ...]], ...]
@@ -292,7 +295,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
     r.only(match, "match", ("any", "all", "not"))
     if "any" not in match:
         raise r.fail("match.any", "missing")
-    any_ = r.strings(match["any"], "match.any", allow_empty_list=False)
+    any_, any_literals, any_all, any_not = _parse_any(r, match["any"])
     all_raw = match.get("all") or []
     not_raw = match.get("not") or []
     if not isinstance(all_raw, list):
@@ -330,11 +333,55 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
     return Signature(
         id=sig_id, title=title, kind=kind, severity=severity, layer=final_layer, verdict=verdict,
         frameworks=frameworks, symptom_of=symptom_of, only_with_failure=only_with_failure,
-        any=any_, all=all_, not_=not_,
+        any=any_, any_literals=any_literals, any_all=any_all, any_not=any_not, all=all_, not_=not_,
         facts=tuple(facts), why=why, remedy=remedy, references=references,
         falsepositives=falsepositives, examples_match=ex_match, examples_no_match=ex_no,
         todo=todo, path=path,
     )
+
+
+_Conds = tuple[tuple[Condition, ...], ...]
+
+
+def _parse_any(r: _Reader, value: object) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], _Conds, _Conds]:
+    """`match.any`: regexes, each a string or `{regex, literals, all, not}`.
+
+    `literals` replaces the literal derived from the regex: use it when the regex's own required text
+    is a common word (`loss`, `step:`) but every real match also holds a rare string (`: nan`). `all` and
+    `not` hold for this pattern alone, beside the signature's own `match.all` / `match.not`.
+    """
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise r.fail("match.any", "must list at least one regex")
+    patterns: list[str] = []
+    literals: list[tuple[str, ...]] = []
+    alls: list[tuple[Condition, ...]] = []
+    nots: list[tuple[Condition, ...]] = []
+    for i, item in enumerate(value):
+        where = f"match.any[{i}]"
+        if not isinstance(item, dict):
+            patterns.append(r.string(item, where))
+            literals.append(())
+            alls.append(())
+            nots.append(())
+            continue
+        data = r.mapping(item, where)
+        r.only(data, where, ("regex", "literals", "all", "not"))
+        if "regex" not in data:
+            raise r.fail(f"{where}.regex", "missing")
+        patterns.append(r.string(data["regex"], f"{where}.regex"))
+        declared = r.strings(data.get("literals"), f"{where}.literals") if "literals" in data else ()
+        for j, lit in enumerate(declared):
+            if len(lit) < 3:
+                raise r.fail(f"{where}.literals[{j}]", "a literal needs 3 or more characters to filter lines")
+        literals.append(declared)
+        for key, default, out in (("all", "traceback", alls), ("not", "line", nots)):
+            raw = data.get(key) or []
+            if not isinstance(raw, list):
+                raise r.fail(f"{where}.{key}", f"must be a list, not {_type_name(raw)}")
+            out.append(tuple(r.condition(c, f"{where}.{key}[{k}]", default) for k, c in enumerate(raw)))
+    return tuple(patterns), tuple(literals), tuple(alls), tuple(nots)
 
 
 def _parse_remedy(r: _Reader, value: object) -> tuple[RemedyVariant, ...]:

@@ -111,6 +111,17 @@ def iter_lines(fh: BinaryIO, counter: Callable[[int], None] | None = None,
             warn(f"{name}: read error after line {lineno}: {exc.strerror or exc}; the rest is skipped")
 
 
+def read_guarded(read: Callable[[], int], warn: Callable[[str], None], name: str) -> int:
+    """Run a whole-file read; a corrupt gzip or a read error ends the source with a warning."""
+    try:
+        return read()
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        warn(f"{name}: compressed data is corrupt or cut short ({exc}); the rest of this file is skipped")
+    except OSError as exc:
+        warn(f"{name}: read error: {exc.strerror or exc}; the rest is skipped")
+    return 0
+
+
 def file_sources(paths: list[Path]) -> list[Source]:
     """Sources for the paths named on the command line (folders are expanded by the folder walk)."""
     out: list[Source] = []

@@ -101,7 +101,9 @@ def _checkpoint(collector: Collector) -> dict[str, object] | None:
         return None
     step = fact.groups.get("ckpt_step")
     return {"step": int(step) if step and step.isdigit() else None, "path": fact.groups.get("ckpt_path"),
-            "source": fact.where.source, "line": fact.where.line, "time": fact.where.time}
+            "source": fact.where.source, "line": fact.where.line, "time": fact.where.time,
+            # verl says where it saves before it saves: a failure right after may have left it incomplete
+            "confirmed": "ckpt_started" not in fact.groups}
 
 
 def build_story(collector: Collector, ranked: list[Finding], root: Finding | None, failed: bool,
@@ -126,7 +128,10 @@ def build_story(collector: Collector, ranked: list[Finding], root: Finding | Non
         verdict = "investigate"
     else:
         verdict = None
-    reason = msg(f"verdict_{verdict}" if verdict else "verdict_none", lang)
+    key = f"verdict_{verdict}" if verdict else "verdict_none"
+    if verdict == "investigate" and root is not None:
+        key = "verdict_investigate_known"
+    reason = msg(key, lang)
     return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector))
 
 

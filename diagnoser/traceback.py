@@ -15,10 +15,14 @@ import regex
 from .normalize import LogLine
 
 MAX_TB_LINES = 400  # lines kept per traceback (head and tail survive)
-MAX_CONTINUATION = 12  # message lines after the exception line
+MAX_CONTINUATION = 48  # message lines after the exception line (torchrun's ChildFailedError table is long)
 MAX_BLANKS = 2
+MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
 
 _TB_START = regex.compile(r"^\s*(?:\+\s*)?(?:Traceback \(most recent call last\):|Exception Group Traceback)")
+# Ray prints an error no one waited for as "Unhandled error (suppress with ...): ray::W.f() (pid=..)" and
+# then the remote frames and the exception line, with no "Traceback" header.
+_RAY_UNHANDLED = regex.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\)")
 _CXX_START = regex.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _FATAL_START = regex.compile(r"^Fatal Python error: (?P<msg>.*)")
 _SIGNAL_START = regex.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) received at time=")
@@ -115,6 +119,8 @@ class TracebackGrouper:
         """Advance the line's stream; return the traceback the line belongs to, if any."""
         st = self._streams.get(line.stream)
         if st is None:
+            if len(self._streams) >= MAX_STREAMS:
+                self._forget_idle()
             st = self._streams[line.stream] = _Stream()
         text = line.text
         kind = classify(text)
@@ -122,6 +128,10 @@ class TracebackGrouper:
         result = handler(self, st, line, kind)
         st.prev_text = text
         return result
+
+    def _forget_idle(self) -> None:
+        for key in [k for k, st in self._streams.items() if st.tb is None][: MAX_STREAMS // 2]:
+            del self._streams[key]
 
     def close_all(self) -> None:
         for st in self._streams.values():
@@ -159,6 +169,10 @@ class TracebackGrouper:
     def _idle(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
         text = line.text
         if kind == "tb_start":
+            tb = self._start(st, line)
+            st.state = FRAMES
+            return tb
+        if "Unhandled error" in text and _RAY_UNHANDLED.search(text):
             tb = self._start(st, line)
             st.state = FRAMES
             return tb

@@ -91,3 +91,15 @@ def test_readme_table_in_sync(db: Database) -> None:
     readme = (SIGNATURES / "README.md").read_text(encoding="utf-8")
     table = markdown_table(load_database())
     assert table in readme, "signatures/README.md table is stale; paste this in:\n" + table
+
+
+def test_a_fact_name_means_one_thing(db: Database) -> None:
+    """Facts share one namespace (the first value seen wins), so two signatures that declare the same
+    name must read it the same way; otherwise one's value silently answers the other's remedy."""
+    seen: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for cs in db.signatures:
+        for name, patterns in cs.sig.facts:
+            if name in seen and seen[name][1] != patterns:
+                pytest.fail(f"fact {name!r} is read differently by {seen[name][0]} and {cs.sig.id}: share the "
+                            "exact same regexes or use distinct names")
+            seen.setdefault(name, (cs.sig.id, patterns))

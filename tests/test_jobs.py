@@ -45,7 +45,7 @@ def test_expand_skips_binary_and_non_logs(tmp_path: Path) -> None:
 
 
 def _report(db, paths: list[Path], jobs: int) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    from diagnoser.cli import _Warner, _sources
+    from diagnoser.cli import _sources, _Warner
     report = diagnose(db, _sources(paths, _Warner("en")), "en", jobs=jobs)
     data = to_json(report)
     data["stats"]["seconds"] = 0

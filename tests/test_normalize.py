@@ -69,7 +69,9 @@ def test_childfailederror_index_lines_survive() -> None:
 @pytest.mark.parametrize(("raw", "time", "text"), [
     ("2025-07-01 10:00:02,118\tINFO worker.py:1888 -- Started", "2025-07-01T10:00:02.118", "INFO worker.py:1888 -- Started"),
     ("[2025-07-01 10:12:33,904 ChatLearn-policy_trainer 10.0.0.7 RANK:3] (decorator.py 37): ERROR x",
-     "2025-07-01T10:12:33.904", "ERROR x"),
+     "2025-07-01T10:12:33.904", "x"),
+    ('[2025-07-01 10:12:33,904 ChatLearn] (decorator.py 37): ERROR   File "a.py", line 1, in f',
+     "2025-07-01T10:12:33.904", '  File "a.py", line 1, in f'),
     ("[2026-01-01 10:00:00] [rlvr_pipeline.py (487)] [INFO] [DRIVER 0 / 1][PID 1234] pipeline step 0",
      "2026-01-01T10:00:00", "pipeline step 0"),
     ("2024-05-01T12:00:01.123456Z something", "2024-05-01T12:00:01.123456", "something"),
@@ -113,6 +115,7 @@ def test_segments_after_cr_keep_the_prefix_identity() -> None:
 def test_logger_prefix_does_not_split_the_stream() -> None:
     n = Normalizer("x")
     a = n.lines(1, "(PolicyTrainer pid=3, ip=10.0.0.7) [2025-07-01 10:12:33,904 ChatLearn-p 10.0.0.7 RANK:3] (d.py 3): ERROR x")[0]
+    assert a.text == "x"
     b = n.lines(2, "(PolicyTrainer pid=3, ip=10.0.0.7) Traceback (most recent call last):")[0]
     assert a.stream == b.stream and a.rank == 3
 

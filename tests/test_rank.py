@@ -10,7 +10,8 @@ from diagnoser.signature import Signature, Text
 
 def sig(sig_id: str, kind: str, severity: str) -> Signature:
     t = Text("t", "t")
-    return Signature(sig_id, t, kind, severity, "test", "investigate", (), (), False, ("x",), (), (), (), t, (),
+    return Signature(sig_id, t, kind, severity, "test", "investigate", (), (), False, ("x",), ((),), ((),), ((),), (), (),
+                     (), t, (),
                      ("https://x",), (), (), (), (), "test.yaml")
 
 

@@ -104,3 +104,12 @@ def test_runaway_traceback_is_bounded() -> None:
 def test_truncated_traceback_still_closes() -> None:
     tbs = group('Traceback (most recent call last):\n  File "a.py", line 1, in f')
     assert len(tbs) == 1 and tbs[0].exc_type == "?"
+
+
+def test_ray_unhandled_error_block_is_a_traceback() -> None:
+    text = """2024-05-01 12:00:01,000\tERROR worker.py:406 -- Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::ActorWorker.train_step() (pid=77, ip=10.0.0.8)
+  File "/roll/roll/pipeline/base_worker.py", line 120, in train_step
+    self.strategy.train_step(batch)
+AssertionError"""
+    tbs = group(text)
+    assert len(tbs) == 1 and tbs[0].exc_type == "AssertionError" and tbs[0].frame.endswith("in train_step")

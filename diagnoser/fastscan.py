@@ -1,0 +1,228 @@
+"""Scan big inputs fast: search large byte blocks for a few covering literals, feed the scanner only
+the lines that can matter.
+
+Every signature regex, fact, whole-file condition and traceback start has a literal its line must
+contain (its gate). A small *cover* is chosen so that every gate literal contains one of its strings;
+`bytes.find` over 16 MiB blocks finds the lines holding a cover string. Those lines are fed with the
+lines around them (for evidence and `within` windows), the head of the file is fed whole (config
+dumps, the year of the timestamps), and feeding goes on line by line while the scanner is busy (a
+traceback open, a hit waiting). Lines never fed hold no gate literal, so they could not have changed
+what the scanner reports: the result equals feeding every line (tests prove it on every sample).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import BinaryIO
+
+from .database import Database
+from .literals import Gate
+from .normalize import FACT_LINES, HEAD_LINES
+from .plan import plan_search
+from .scanner import RECENT, SourceScanner
+from .sources import MAX_LINE, TRUNCATED, decode
+
+BLOCK = 16 << 20
+# What starts a traceback record, or changes how one is read (the grouper's triggers).
+GROUPER_LITERALS = (
+    "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",
+    "Fatal Python error: ", "*** SIG", "Exception ignored in", "Unhandled error (suppress with",
+)
+
+
+def _literals(gates: Iterable[Gate | None]) -> set[str] | None:
+    out: set[str] = set()
+    for gate in gates:
+        if gate is None:
+            return None
+        out.update(gate.literals)
+    return out
+
+
+def gate_literals(db: Database) -> set[str] | None:
+    """Every literal the fast path must find, or None when some rule has no gate (no fast path then)."""
+    gates = [r.gate for r in db.rules] + [f.gate for f in db.facts]
+    gates += [c.gate for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"]
+    found = _literals(gates)
+    return None if found is None else found | set(GROUPER_LITERALS)
+
+
+class FastFeeder:
+    """Feeds one source's lines to its scanner, in order, skipping the lines that cannot matter.
+
+    A line is fed when it is in the head of the file, when the scanner is busy, or when it holds a
+    literal some rule needs (found by the cover, confirmed on the line). The lines it skips are lent
+    to the scanner on request (`lookback`), for the context of a hit.
+    """
+
+    def __init__(self, scanner: SourceScanner, count: Callable[[int], None]) -> None:
+        self.scanner = scanner
+        self.count = count
+        scanner.lookback = self._lookback
+        db = scanner.db
+        body = gate_literals_static(db)
+        self.first_facts: dict[str, set[str]] = {}
+        for fact in db.facts:
+            literals = set(fact.gate.literals) if fact.gate else set()
+            if fact.job:
+                continue  # read in the head, which is fed whole
+            if fact.mode == "last":
+                body |= literals  # checkpoints: read everywhere
+            else:
+                self.first_facts.setdefault(fact.name, set()).update(literals)
+        self.body_literals = frozenset(body)
+        head = set(body).union(*self.first_facts.values())
+        # In the first FACT_LINES lines the facts are read too; after them only rules and checkpoints.
+        self.head_plan = plan_search(frozenset(head))
+        self.body_plan = plan_search(self.body_literals)
+        self.facts_known = -1
+        self.dropped: frozenset[bytes] = frozenset()
+        self.next_line = 1  # number of the next line to be handed out
+        self.block = b""
+        self.block_first = 1
+        self.block_last = 0
+        # earlier blocks (bytes, first line, last line), enough to lend RECENT lines across block edges
+        self.history: deque[tuple[bytes, int, int]] = deque()
+        self.cur_off = 0  # where the line being fed starts in `block`
+        self.cur_line = 0
+
+    def _refresh(self) -> None:
+        """Forget the literals of facts already found (they are only ignored when confirming a line)."""
+        seen = self.scanner.facts_seen
+        if len(seen) == self.facts_known:
+            return
+        self.facts_known = len(seen)
+        gone = {lit for name, lits in self.first_facts.items() if name in seen for lit in lits}
+        still = set().union(*(lits for name, lits in self.first_facts.items() if name not in seen))
+        self.dropped = frozenset(lit.encode("utf-8") for lit in gone - still - self.body_literals)
+
+    def run(self, fh: BinaryIO) -> int:
+        """Read to the end; return the number of physical lines."""
+        self._refresh()
+        carry = b""
+        long_head: bytes | None = None  # the first MAX_LINE bytes of a line still being read past
+        while True:
+            chunk = fh.read(BLOCK)
+            if not chunk:
+                break
+            self.count(len(chunk))
+            if long_head is not None:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue  # still inside the over-long line
+                self._feed_loose(long_head)
+                long_head, chunk = None, chunk[nl + 1:]
+            data = carry + chunk if carry else chunk
+            end = data.rfind(b"\n")
+            if end < 0:
+                if len(data) >= MAX_LINE:
+                    long_head, carry = data[:MAX_LINE], b""
+                else:
+                    carry = data
+                continue
+            carry = data[end + 1:]
+            self._block(data if end + 1 == len(data) else data[: end + 1])
+            if len(carry) >= MAX_LINE:
+                long_head, carry = carry[:MAX_LINE], b""
+        if long_head is not None:
+            self._feed_loose(long_head)
+        elif carry:
+            self._block(carry + b"\n")
+        return self.next_line - 1
+
+    def _candidates(self, block: bytes) -> list[int]:
+        """Starts of the lines that hold a trie piece or a pass string of the plan."""
+        found: set[int] = set()
+        plan = self.head_plan if self.block_first <= FACT_LINES else self.body_plan
+        if plan.trie is not None:
+            for m in plan.trie.finditer(block):
+                found.add(block.rfind(b"\n", 0, m.start()) + 1)
+        for lit in plan.passes:
+            i = block.find(lit)
+            while i >= 0:
+                found.add(block.rfind(b"\n", 0, i) + 1)
+                nl = block.find(b"\n", i)
+                i = block.find(lit, nl + 1) if nl >= 0 else -1
+        return sorted(found)
+
+    def _block(self, block: bytes) -> None:
+        if self.block:
+            self.history.append((self.block, self.block_first, self.block_last))
+            while len(self.history) > 1 and self.block_first - self.history[1][1] >= RECENT:
+                self.history.popleft()
+        self.block, self.block_first = block, self.next_line
+        self.block_last = self.next_line + block.count(b"\n") - 1
+        self._refresh()
+        starts = self._candidates(block)
+        ci, pos, size = 0, 0, len(block)
+        scanner = self.scanner
+        while pos < size:
+            if self.next_line <= HEAD_LINES or scanner.busy:
+                pos = self._feed_at(pos)
+                continue
+            while ci < len(starts) and starts[ci] < pos:
+                ci += 1
+            if ci == len(starts):
+                self.next_line += block.count(b"\n", pos)
+                return
+            cand = starts[ci]
+            self.next_line += block.count(b"\n", pos, cand)
+            end = block.find(b"\n", cand)
+            raw = block[cand:end]
+            if len(scanner.facts_seen) != self.facts_known:
+                self._refresh()
+            plan = self.head_plan if self.next_line <= FACT_LINES else self.body_plan
+            if plan.confirmed(raw, plan.covers_in(raw), self.dropped):
+                pos = self._feed_at(cand)
+            else:
+                self.next_line += 1
+                pos = end + 1
+
+    def _feed_at(self, pos: int) -> int:
+        block = self.block
+        nl = block.find(b"\n", pos)
+        end = nl if nl >= 0 else len(block)
+        self.cur_off, self.cur_line = pos, self.next_line
+        self._feed(block[pos:end])
+        return end + 1
+
+    def _feed_loose(self, raw: bytes) -> None:
+        """An over-long line that began after the last block."""
+        self.cur_off, self.cur_line = len(self.block), self.next_line
+        self._feed(raw)
+
+    def _feed(self, raw: bytes) -> None:
+        self.scanner.feed_raw(self.next_line, _text(raw))
+        self.next_line += 1
+
+    def _lookback(self, first: int, last: int) -> list[tuple[int, str]]:
+        """The lines numbered first..last (all before the line being fed), as far as they are still held."""
+        out: list[tuple[int, str]] = []
+        # (bytes, the first line it holds, the line just before `end`, where to search back from)
+        views = [(self.block, self.block_first, self.cur_line - 1, self.cur_off - 1)]
+        views += [(data, lo, hi, len(data) - 1) for data, lo, hi in reversed(self.history)]
+        for data, lo, lineno, end in views:
+            while lineno >= max(first, lo) and end >= 0:
+                begin = data.rfind(b"\n", 0, end) + 1
+                if lineno <= last:
+                    out.append((lineno, _text(data[begin:end])))
+                end, lineno = begin - 1, lineno - 1
+            if lineno < first:
+                break
+        out.reverse()
+        return out
+
+
+def _text(raw: bytes) -> str:
+    if len(raw) >= MAX_LINE:
+        return decode(raw[:MAX_LINE]) + TRUNCATED
+    return decode(raw)
+
+
+def gate_literals_static(db: Database) -> set[str]:
+    """What must always be searched: rule gates, whole-file conditions, traceback starts."""
+    gates = [r.gate for r in db.rules]
+    gates += [c.gate for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"]
+    found = _literals(gates)
+    return (found or set()) | set(GROUPER_LITERALS)

@@ -1,0 +1,123 @@
+"""The fast path (block search for covering literals) reports exactly what feeding every line reports."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from diagnoser import fastscan, normalize, scanner, sources
+from diagnoser.engine import diagnose
+from diagnoser.eval import find_cases
+from diagnoser.literals import choose_cover
+from diagnoser.report import to_json
+from diagnoser.sources import Source
+
+from .conftest import SAMPLES
+
+
+def _json(db, paths: list[Path], fast: bool) -> str:  # type: ignore[no-untyped-def]
+    from diagnoser.cli import _sources, _Warner
+    data = to_json(diagnose(db, _sources(paths, _Warner("en")), "en", fast="always" if fast else False))
+    data["stats"]["seconds"] = 0
+    return json.dumps(data, sort_keys=True, indent=1)
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of a few KB and a short head, so block edges and skips happen inside small files."""
+    monkeypatch.setattr(fastscan, "BLOCK", 2048)
+    monkeypatch.setattr(fastscan, "HEAD_LINES", 3)
+    monkeypatch.setattr(normalize, "HEAD_LINES", 3)
+    monkeypatch.setattr(fastscan, "FACT_LINES", 40)  # facts in the first 40 lines: both plans get used
+    monkeypatch.setattr(scanner, "FACT_LINES", 40)
+    monkeypatch.setattr(scanner, "HEAD_LINES", 3)
+
+
+CASES = find_cases(SAMPLES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fast_equals_reference_on_samples(db, case, small_blocks) -> None:  # type: ignore[no-untyped-def]
+    assert _json(db, [case.input], fast=True) == _json(db, [case.input], fast=False)
+
+
+def _noise(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        r = rng.randrange(8)
+        kind = rng.randrange(6)
+        if kind == 0:
+            out.append(f"(WorkerDict pid={300 + r}, ip=10.0.0.{r}) step {i} loss {rng.random():.3f}")
+        elif kind == 1:
+            out.append(f"[rank{r}]:[W1201 10:0{r}:00.000000000 ProcessGroupNCCL.cpp:1] benign warning {i}")
+        elif kind == 2:
+            out.append(f"Processed prompts:  {i % 100}%|███      | {i}/512 [00:01<00:02, 3.1it/s]\\r" * 2)
+        else:
+            out.append(f"2024-12-01 10:00:{i % 60:02d},000 INFO iteration {i} consumed samples {i * 8}")
+    return out
+
+
+OOM_TB = [
+    "Traceback (most recent call last):",
+    '  File "/w/train.py", line 10, in <module>',
+    "    main()",
+    '  File "/w/train.py", line 5, in main',
+    "    loss.backward()",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of "
+    "79.15 GiB of which 1.00 GiB is free.",
+]
+
+
+def test_fast_equals_reference_with_injected_errors(db, small_blocks, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(5)
+    lines = ["  micro_batch_size ................................ 4", "packing: true"]
+    for k in range(30):
+        lines += _noise(rng, rng.randrange(1, 120))
+        r = rng.randrange(8)
+        prefix = rng.choice(["", f"[rank{r}]: ", f"(WorkerDict pid={300 + r}, ip=10.0.0.{r}) "])
+        block = [prefix + x for x in OOM_TB] if k % 3 == 0 else [
+            prefix + "ZeroDivisionError: division by zero" if k % 3 == 1 else
+            prefix + "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, "
+                     "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out."]
+        if k % 3 == 1:
+            block = [prefix + "Traceback (most recent call last):", prefix + '  File "a.py", line 1, in f', *block]
+        # interleave the error with noise from other ranks
+        for x in block:
+            lines.append(x)
+            if rng.random() < 0.3:
+                lines += _noise(rng, 2)
+    lines.append("x" * 70000 + " CUDA out of memory. Tried to allocate 1 GiB")  # cut at 64 KiB: no match
+    lines.append("tail line without newline")
+    log = tmp_path / "mixed.log"
+    log.write_text("\n".join(lines), encoding="utf-8")
+    assert _json(db, [log], fast=True) == _json(db, [log], fast=False)
+
+
+def test_long_line_longer_than_a_block(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                       tmp_path: Path) -> None:
+    monkeypatch.setattr(fastscan, "MAX_LINE", 5000)
+    monkeypatch.setattr(sources, "MAX_LINE", 5000)
+    log = tmp_path / "long.log"
+    log.write_text("ok\n" + "CUDA error: out of memory " + "z" * 20000 + "\nafter\n" + "y" * 9000)
+    assert _json(db, [log], fast=True) == _json(db, [log], fast=False)
+
+
+def test_cover_covers_every_literal() -> None:
+    literals = {"Watchdog caught collective operation timeout", "CUDA out of memory. Tried to allocate ",
+                "NCCL WARN", "Xid", "Killed", "killed due to memory pressure", "Traceback (most recent call last)"}
+    cover = choose_cover(literals)
+    for lit in literals:
+        assert any(c in lit.encode() for c in cover), lit
+    assert len(cover) <= len(literals)
+
+
+def test_stdin_source_uses_the_same_path(db, small_blocks, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import io
+    import sys
+    text = "\n".join(OOM_TB) + "\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(text.encode()))))
+    report = diagnose(db, [Source("<stdin>", None)], fast=True)
+    assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
