@@ -103,7 +103,9 @@ def generate(out_path: str, size: int, seed: int) -> dict[str, object]:
     written = 0
     lineno = 0
     injected: dict[str, object] = {}
-    oom_at = max(size // 2 // BLOCK, 1) * BLOCK  # a block edge near the middle
+    # a 16 MiB block edge near the middle (the middle itself in a small log)
+    oom_at = max(size // 2 // BLOCK, 1) * BLOCK if size > 2 * BLOCK else size // 2
+    echo_gap = min(4 << 20, size // 8)
     oom_done = echoes_done = False
     with open(out_path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(HEADER)
@@ -124,7 +126,7 @@ def generate(out_path: str, size: int, seed: int) -> dict[str, object]:
                     written += len(tb.encode())
                     lineno += tb.count("\n")
                     oom_done = True
-                if oom_done and not echoes_done and written >= oom_at + (4 << 20):
+                if oom_done and not echoes_done and written >= oom_at + echo_gap:
                     block = "\n".join(watchdog(r) for r in (0, 1, 2, 4, 5, 6, 7)) + "\n"
                     injected["watchdog_first_line"] = lineno + 1
                     fh.write(block)

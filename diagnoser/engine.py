@@ -9,13 +9,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
 from .database import Database, build_database
-from .fastscan import FastFeeder, gate_literals
+from .fastscan import FastFeeder, body_plan, gate_literals
 from .findings import Collector
 from .matcher import Matcher
 from .report import Report, build_report
 from .scanner import SourceScanner
 from .signature import Signature
 from .sources import Source, iter_lines, open_binary, read_guarded
+from .split import LimitedReader, Part, head_year, lines_before, plan_parts
 
 Warn = Callable[[str], None]
 
@@ -84,6 +85,36 @@ def scan_lines(db: Database, lines: Iterable[str], name: str = "<text>", matcher
         scanner.feed_raw(lineno, text)
     scanner.finish()
     collector.lines = scanner.lines
+    collector.finalize()
+    return collector
+
+
+def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: Part,
+              warn: Warn = _ignore) -> Collector:
+    """Scan one part of a big file (see split.py); part 0 also holds the file's head."""
+    assert source.path is not None
+    path = source.path
+    collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
+    collector.sources = 1 if part.start == 0 else 0
+    collector.roles[source.name] = (source.role, source.host)
+    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host)
+    feeder = FastFeeder(scanner, lambda _n: None)
+    before_lead = lines_before(path, part.lead) if part.lead else 0
+    before_start = before_lead
+    if part.start:
+        scanner.normalizer.year = head_year(path)
+        feeder.next_line = before_lead + 1
+        with open(path, "rb") as fh:
+            fh.seek(part.lead)
+            before_start += fh.read(part.start - part.lead).count(b"\n")
+    reader = LimitedReader(path, part.lead, part.end)
+    try:
+        read_guarded(lambda: feeder.run(reader), warn, source.name)  # type: ignore[arg-type]
+    finally:
+        reader.close()
+    scanner.finish()
+    collector.lines = feeder.next_line - 1 - before_start
+    collector.bytes = part.end - part.start
     return collector
 
 
@@ -95,11 +126,15 @@ def _init_worker(signatures: list[Signature]) -> None:
     _WORKER_DB = build_database(signatures)
 
 
-def _scan_in_worker(source: Source, index: int, fast: bool | str) -> tuple[Collector, list[str]]:
+def _scan_in_worker(source: Source, index: int, fast: bool | str,
+                    part: Part | None) -> tuple[Collector, list[str]]:
     assert _WORKER_DB is not None
     warnings: list[str] = []
-    collector = scan_source(_WORKER_DB, Matcher(_WORKER_DB, warnings.append), source, index, warnings.append,
-                            fast)
+    matcher = Matcher(_WORKER_DB, warnings.append)
+    if part is not None:
+        collector = scan_part(_WORKER_DB, matcher, source, index, part, warnings.append)
+    else:
+        collector = scan_source(_WORKER_DB, matcher, source, index, warnings.append, fast)
     collector.signatures = {}  # the parent has them; no need to send them back
     return collector, warnings
 
@@ -116,35 +151,52 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+def _tasks(db: Database, sources: list[Source], jobs: int,
+           fast: bool | str) -> list[tuple[int, Source, Part | None]]:
+    """What the pool scans: whole files, and the quiet parts of files too big for one process."""
+    tasks: list[tuple[int, Source, Part | None]] = []
+    plan = body_plan(db) if fast and fast_path_possible(db) else None
+    for i, s in enumerate(sources):
+        if s.is_stdin:
+            continue
+        parts = plan_parts(s.path, _size(s), jobs, plan) if plan is not None and s.path else []  # type: ignore[arg-type]
+        if len(parts) > 1:
+            tasks.extend((i, s, part) for part in parts)
+        else:
+            tasks.append((i, s, None))
+    return tasks
+
+
 def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore,
              job_status: str | None = None, jobs: int = 1, fast: bool | str = True) -> Report:
     """Scan every source and build the ranked report.
 
-    With jobs > 1, files are scanned in a process pool; results are merged in source order, so the
-    report is the same as a sequential scan's. Standard input is always read here.
+    With jobs > 1, files (and the quiet parts of a file too big for one process) are scanned in a
+    process pool; results are merged in source order, so the report is the same as a sequential
+    scan's. Standard input is always read here.
     """
     started = time.perf_counter()
     signatures = {cs.sig.id: cs.sig for cs in db.signatures}
     total = Collector(signatures)
-    files = [(i, s) for i, s in enumerate(sources) if not s.is_stdin]
-    if jobs > 1 and len(files) > 1:
-        results: dict[int, Collector] = {}
-        workers = min(jobs, len(files))
-        with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker,
+    tasks = _tasks(db, sources, jobs, fast) if jobs > 1 else []
+    if len(tasks) > 1:
+        results: dict[tuple[int, int], Collector] = {}
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=_pool_context(), initializer=_init_worker,
                                  initargs=(list(signatures.values()),)) as pool:
-            futures = {i: pool.submit(_scan_in_worker, s, i, fast) for i, s in files}
+            futures = {(i, part.start if part else 0): pool.submit(_scan_in_worker, s, i, fast, part)
+                       for i, s, part in tasks}
             matcher = Matcher(db, warn)
             for i, s in enumerate(sources):
                 if s.is_stdin:
-                    results[i] = scan_source(db, matcher, s, i, warn, fast)
-            for i, future in futures.items():
+                    results[(i, 0)] = scan_source(db, matcher, s, i, warn, fast)
+            for key, future in futures.items():
                 collector, warnings = future.result()
                 for w in warnings:
                     warn(w)
                 collector.signatures = signatures
-                results[i] = collector
-        for i in sorted(results):
-            total.merge(results[i])
+                results[key] = collector
+        for key in sorted(results):
+            total.merge(results[key])
     else:
         matcher = Matcher(db, warn)
         for index, source in enumerate(sources):

@@ -19,11 +19,11 @@ from typing import BinaryIO
 from .database import Database
 from .literals import Gate
 from .normalize import FACT_LINES, HEAD_LINES
-from .plan import plan_search
+from .plan import SearchPlan, plan_search
 from .scanner import RECENT, SourceScanner
 from .sources import MAX_LINE, TRUNCATED, decode
 
-BLOCK = 16 << 20
+BLOCK = 4 << 20
 # What starts a traceback record, or changes how one is read (the grouper's triggers).
 GROUPER_LITERALS = (
     "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",
@@ -226,3 +226,12 @@ def gate_literals_static(db: Database) -> set[str]:
     gates += [c.gate for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"]
     found = _literals(gates)
     return (found or set()) | set(GROUPER_LITERALS)
+
+
+def body_plan(db: Database) -> SearchPlan:
+    """The plan for the lines after the fact region: rule literals, whole-file conditions, checkpoints."""
+    body = gate_literals_static(db)
+    for fact in db.facts:
+        if fact.mode == "last" and fact.gate is not None:
+            body |= set(fact.gate.literals)
+    return plan_search(frozenset(body))

@@ -8,7 +8,15 @@ from typing import TypeVar
 import regex
 
 from .normalize import LogLine
-from .scanner import Event, EvidenceLine, FactEvent, HitEvent, UnrecognizedEvent
+from .scanner import (
+    DeferredHitEvent,
+    Event,
+    EvidenceLine,
+    FactEvent,
+    FileSeenEvent,
+    HitEvent,
+    UnrecognizedEvent,
+)
 from .signature import Signature
 
 T = TypeVar("T")
@@ -128,6 +136,10 @@ class Collector:
         self.timeline: dict[str, Moment] = {}
         self.roles: dict[str, tuple[str, str | None]] = {}  # source → (role, host from its path)
         self.kernel: list[tuple[str, Location]] = []  # failure findings seen in kernel logs
+        # decided in finalize(), when every part of every source has been merged
+        self.deferred: list[DeferredHitEvent] = []
+        self.file_seen: dict[str, set[str]] = {}
+        self.maybe_unrecognized: list[UnrecognizedEvent] = []
         self.lines = 0
         self.bytes = 0
         self.sources = 0
@@ -136,7 +148,15 @@ class Collector:
         if isinstance(event, HitEvent):
             self._hit(event)
         elif isinstance(event, UnrecognizedEvent):
-            self._unrecognized(event)
+            if event.depends_on:
+                self.maybe_unrecognized.append(event)
+            else:
+                self._unrecognized(event)
+        elif isinstance(event, DeferredHitEvent):
+            if len(self.deferred) < MAX_TIMELINE:
+                self.deferred.append(event)
+        elif isinstance(event, FileSeenEvent):
+            self.file_seen.setdefault(event.source, set()).update(event.keys)
         elif isinstance(event, FactEvent):
             fact = Fact(event.name, event.value, Location.of(event.line), dict(event.groups), event.mode)
             known = self.facts.get(event.name)
@@ -190,8 +210,25 @@ class Collector:
         if event.line.rank is not None and len(known.ranks) < MAX_RANKS:
             known.ranks.add(event.line.rank)
 
+    def finalize(self) -> None:
+        """Decide the hits that waited for their whole source (whole-file conditions)."""
+        accepted: set[str] = set()
+        for d in self.deferred:
+            seen = self.file_seen.get(d.hit.line.source, set())
+            if all(k in seen for k in d.needs) and not any(k in seen for k in d.forbids):
+                accepted.add(d.key)
+                self._hit(d.hit)
+        for u in self.maybe_unrecognized:
+            if not any(k in accepted for k in u.depends_on):
+                self._unrecognized(u)
+        self.deferred, self.maybe_unrecognized = [], []
+
     def merge(self, other: Collector) -> None:
         """Fold in another source's results (called in source order, so results are stable)."""
+        self.deferred.extend(other.deferred)
+        self.maybe_unrecognized.extend(other.maybe_unrecognized)
+        for source, keys in other.file_seen.items():
+            self.file_seen.setdefault(source, set()).update(keys)
         for sig_id, f in other.findings.items():
             mine = self.findings.get(sig_id)
             if mine is None:

@@ -87,6 +87,7 @@ def _masked_finding(collector: Collector, status: str) -> Finding | None:
 
 
 def build_report(collector: Collector, lang: str, seconds: float, job_status: str | None = None) -> Report:
+    collector.finalize()
     found = dict(collector.findings)
     failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) \
         or bool(collector.unrecognized)

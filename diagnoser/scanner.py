@@ -48,6 +48,25 @@ class UnrecognizedEvent:
     frame: str
     line: LogLine
     kind: str
+    depends_on: tuple[str, ...] = ()  # deferred hits in this traceback: it is unrecognised only if none holds
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredHitEvent:
+    """A hit whose whole-file conditions are decided once the whole source has been seen (all its parts)."""
+
+    key: str
+    hit: HitEvent
+    needs: tuple[str, ...]  # whole-file conditions that must have matched somewhere in the source
+    forbids: tuple[str, ...]  # whole-file conditions that must not have
+
+
+@dataclass(frozen=True, slots=True)
+class FileSeenEvent:
+    """The whole-file conditions that matched somewhere in this (part of a) source."""
+
+    source: str
+    keys: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +78,7 @@ class FactEvent:
     mode: str = "first"
 
 
-Event = HitEvent | UnrecognizedEvent | FactEvent
+Event = HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent
 
 
 @dataclass(slots=True)
@@ -83,6 +102,16 @@ class _TbBook:
     accepted: int = 0
     closed: bool = False
     sigs: set[str] = field(default_factory=set)
+    deferred: list[str] = field(default_factory=list)
+
+
+def condition_keys(db: Database) -> dict[int, str]:
+    """A name for each condition that is the same in every process: signature id and position."""
+    keys: dict[int, str] = {}
+    for cs in db.signatures:
+        for k, cond in enumerate(cs.conditions()):
+            keys.setdefault(id(cond), f"{cs.sig.id}#{k}")
+    return keys
 
 
 class SourceScanner:
@@ -106,6 +135,7 @@ class SourceScanner:
         unique = {id(c): (cs, c) for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"}
         self.file_conds = list(unique.values())
         self.file_seen: set[int] = set()
+        self.cond_keys = condition_keys(db)
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
         self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
@@ -163,6 +193,8 @@ class SourceScanner:
         for p in list(self.pending):
             p.wait_until = 0
         self._resolve_ready(final=True)
+        if self.file_conds:
+            self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
 
     # -- hits ------------------------------------------------------------------------------------
     def _hit(self, cs: CompiledSignature, rule: Rule, line: LogLine, captures: dict[str, str],
@@ -256,15 +288,14 @@ class SourceScanner:
 
     def _decide(self, p: _Pending) -> None:
         cs, rule = p.cs, p.rule
-        accepted = not p.window_not and not any(
-            c.cond.scope == "file" and id(c) in self.file_seen for c in rule.not_)
+        accepted = not p.window_not
         tb_lines = p.tb.lines if p.tb is not None else []
         for i, cond in enumerate(rule.all):
             if not accepted:
                 break
             if cond.cond.scope == "file":
-                accepted = id(cond) in self.file_seen
-            elif cond.cond.scope == "window":
+                continue  # decided with the whole source (see DeferredHitEvent)
+            if cond.cond.scope == "window":
                 accepted = p.window_all[i]
             elif cond.cond.scope == "traceback":
                 found = None
@@ -285,12 +316,21 @@ class SourceScanner:
                     accepted = False
                     break
         book = self.books.get(p.tb.tb_id) if p.tb is not None else None
-        if accepted and book is not None:
-            if cs.sig.id in book.sigs:
-                accepted = False  # this traceback already gave an accepted hit for the signature
-            else:
+        if accepted and book is not None and cs.sig.id in book.sigs:
+            accepted = False  # this traceback already gave an accepted hit for the signature
+        if accepted and rule.whole_file:
+            keys = self.cond_keys
+            hit = HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p))
+            key = f"{p.line.source}:{p.line.lineno}:{cs.sig.id}:{rule.where}"
+            self.emit(DeferredHitEvent(
+                key, hit, tuple(keys[id(c)] for c in rule.all if c.cond.scope == "file"),
+                tuple(keys[id(c)] for c in rule.not_ if c.cond.scope == "file")))
+            if book is not None:
+                book.deferred.append(key)
+            accepted = False
+        elif accepted:
+            if book is not None:
                 book.sigs.add(cs.sig.id)
-        if accepted:
             self.emit(HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p)))
         if book is not None:
             book.pending -= 1
@@ -330,4 +370,4 @@ class SourceScanner:
         # Ray's log dedup: "Traceback ... [repeated 7x across cluster]" with no body echoes tracebacks shown once
         echo = tb.first.repeat > 1 and tb.exc_type == "?"
         if book.accepted == 0 and not tb.ignored and not echo:
-            self.emit(UnrecognizedEvent(tb.exc_type, tb.message, tb.frame, tb.first, tb.kind))
+            self.emit(UnrecognizedEvent(tb.exc_type, tb.message, tb.frame, tb.first, tb.kind, tuple(book.deferred)))

@@ -121,3 +121,32 @@ def test_stdin_source_uses_the_same_path(db, small_blocks, monkeypatch: pytest.M
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(text.encode()))))
     report = diagnose(db, [Source("<stdin>", None)], fast=True)
     assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
+
+
+def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A big file cut into quiet parts for several processes reports what one scan reports."""
+    import sys
+
+    from diagnoser import split
+    from diagnoser.fastscan import body_plan
+    sys.path.insert(0, str(SAMPLES.parent))
+    from benchmarks.generate import generate
+
+    for module, name, value in [
+        (fastscan, "BLOCK", 64 << 10), (fastscan, "HEAD_LINES", 50), (normalize, "HEAD_LINES", 50),
+        (scanner, "HEAD_LINES", 50), (fastscan, "FACT_LINES", 200), (scanner, "FACT_LINES", 200),
+        (split, "FACT_LINES", 200), (split, "HEAD_LINES", 50), (scanner, "STALE_TB", 150),
+        (split, "QUIET_LINES", 400), (split, "QUIET_BYTES", 96 << 10), (split, "LEAD", 16 << 10),
+        (split, "SPLIT_MIN", 512 << 10),
+    ]:
+        monkeypatch.setattr(module, name, value)
+    log = tmp_path / "big.log"
+    generate(str(log), 6 << 20, seed=3)
+    parts = split.plan_parts(log, log.stat().st_size, 3, body_plan(db))
+    assert len(parts) == 3 and parts[1].start > 0
+    from diagnoser.cli import _sources, _Warner
+    one = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=1, fast="always"))
+    many = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=3, fast="always"))
+    one["stats"]["seconds"] = many["stats"]["seconds"] = 0
+    assert json.dumps(one, sort_keys=True, indent=1) == json.dumps(many, sort_keys=True, indent=1)
+    assert one["root_cause"]["id"] == "cuda-oom" and one["stats"]["sources"] == 1

@@ -1,0 +1,139 @@
+"""Split one big file into parts that begin at quiet places, so that several processes can scan it.
+
+A part may begin only where the lines before it hold no candidate at all (no traceback start, no
+literal any rule needs) for a long stretch: every scanner is idle there, whatever came before, so a
+part scanned on its own reports exactly what one scan of the whole file reports for those lines. A
+part also begins after the region where facts are read. Whole-file conditions are decided once all
+parts are merged (see DeferredHitEvent).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+from .normalize import FACT_LINES, HEAD_LINES, Normalizer
+from .plan import SearchPlan
+from .scanner import STALE_TB
+
+SPLIT_MIN = 256 << 20  # a smaller file is not worth the processes
+QUIET_BYTES = 8 << 20  # the stretch before a part's start that must hold no candidate
+QUIET_LINES = STALE_TB + 1000  # ... and at least this many lines (an open traceback would have closed)
+LEAD = 1 << 20  # bytes before a part's start read again, for the context of an early hit
+TRIES = 12  # places tried for each split before giving up on it
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Bytes start..end of the file; reading begins at `lead` (<= start) for look-back only."""
+
+    start: int
+    end: int
+    lead: int
+
+
+def _quiet(window: bytes, plan: SearchPlan) -> bool:
+    if window.count(b"\n") < QUIET_LINES:
+        return False
+    if plan.trie is not None and plan.trie.search(window) is not None:
+        return False
+    return not any(lit in window for lit in plan.passes)
+
+
+def _facts_end(path: Path) -> int | None:
+    """The byte offset just past line FACT_LINES, or None when the file is not that long."""
+    with open(path, "rb") as fh:
+        seen = 0
+        offset = 0
+        while True:
+            chunk = fh.read(16 << 20)
+            if not chunk:
+                return None
+            n = chunk.count(b"\n")
+            if seen + n >= FACT_LINES:
+                pos = -1
+                for _ in range(FACT_LINES - seen):
+                    pos = chunk.find(b"\n", pos + 1)
+                return offset + pos + 1
+            seen += n
+            offset += len(chunk)
+
+
+def plan_parts(path: Path, size: int, parts: int, plan: SearchPlan) -> list[Part]:
+    """Up to `parts` parts of the file, each beginning at a quiet line start (one part: no split)."""
+    if parts < 2 or size < SPLIT_MIN:
+        return [Part(0, size, 0)]
+    floor = _facts_end(path)
+    if floor is None:
+        return [Part(0, size, 0)]
+    starts = [0]
+    with open(path, "rb") as fh:
+        for k in range(1, parts):
+            target = max(size * k // parts, floor + QUIET_BYTES, starts[-1] + QUIET_BYTES)
+            for attempt in range(TRIES):
+                end = target + attempt * QUIET_BYTES
+                if end >= size:
+                    break
+                fh.seek(end - QUIET_BYTES)
+                window = fh.read(QUIET_BYTES)
+                cut = window.rfind(b"\n")
+                if cut < 0:
+                    continue
+                window = window[: cut + 1]
+                if _quiet(window, plan):
+                    starts.append(end - QUIET_BYTES + cut + 1)
+                    break
+    bounds = [*starts, size]
+    return [Part(a, b, max(0, a - LEAD) if a else 0) for a, b in itertools.pairwise(bounds)]
+
+
+def lines_before(path: Path, offset: int) -> int:
+    """How many lines end before byte `offset` (each worker counts its own, in parallel)."""
+    count = 0
+    with open(path, "rb") as fh:
+        remaining = offset
+        while remaining > 0:
+            chunk = fh.read(min(16 << 20, remaining))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return count
+
+
+def head_year(path: Path) -> int | None:
+    """The year a scan from the start would date year-less timestamps with (see normalize.HEAD_LINES)."""
+    from .sources import decode
+
+    norm = Normalizer(str(path))
+    with open(path, "rb") as fh:
+        for lineno in range(1, HEAD_LINES + 1):
+            raw = fh.readline(1 << 16)
+            if not raw:
+                break
+            norm.lines(lineno, decode(raw.rstrip(b"\n")))
+            if norm.year is not None:
+                break
+    return norm.year
+
+
+class LimitedReader:
+    """A read-only view of bytes lead..end of a file, for one part's feeder."""
+
+    def __init__(self, path: Path, lead: int, end: int) -> None:
+        self.fh = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self.fh.seek(lead)
+        self.left = end - lead
+
+    def read(self, n: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        want = self.left if n < 0 else min(n, self.left)
+        data = self.fh.read(want)
+        self.left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.fh.close()
+
