@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 from enum import Enum
 from pathlib import Path
@@ -20,14 +21,20 @@ from . import __version__
 from .catalog import list_json, render_explain, render_list
 from .database import Database, load_database
 from .engine import default_jobs, diagnose
-from .errors import DiagnoserError, UsageError
+from .errors import DiagnoserError, InputError, UsageError
 from .i18n import LANGS, detect_lang, msg
+from .live import LiveSession, StopLive, follow, parse_duration
 from .render import render_markdown, render_text
 from .report import Report, to_json
+from .runcmd import run_command
 from .sources import Source, file_sources
 from .walk import expand
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+
+class _Terminated(Exception):
+    """SIGTERM while following: stop and print the summary, like Ctrl-C."""
 
 
 def _click_exceptions() -> Any:
@@ -50,6 +57,15 @@ class Format(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    jsonl = "jsonl"
+
+
+class ExitOn(str, Enum):
+    none = "none"
+    cause = "cause"
+
+
+FOLLOW_HANG_DEFAULT = "10m"
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -107,9 +123,28 @@ def diagnose_command(
         help="The exit code the scheduler recorded (0 with failing logs is flagged).")] = None,
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", metavar="N", help="Processes for scanning many files (default: all cores).")] = None,
+    follow_paths: Annotated[bool, typer.Option(
+        "--follow", "-F", help="Follow the files/folders as they grow (tail -F); tell each finding at once.")] = False,
+    from_start: Annotated[bool, typer.Option(
+        "--from-start", help="With --follow: read what the files already hold first.")] = False,
+    hang_after: Annotated[str | None, typer.Option(
+        "--hang-after", metavar="DURATION",
+        help=f"Report a hang after this much silence (e.g. 600, 10m; off). Default: {FOLLOW_HANG_DEFAULT} "
+             "with --follow, off otherwise.")] = None,
+    exit_on: Annotated[ExitOn, typer.Option(
+        "--exit-on", help="With --follow: exit 1 at the first root cause (for a supervisor).")] = ExitOn.none,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
-    """Read a training job's logs and name the root cause of its failure, with the remedy."""
+    """Read a training job's logs and name the root cause of its failure, with the remedy.
+
+    Also: `diagnose run [--log FILE] -- CMD ARGS...` runs a training command and diagnoses it live.
+    """
+    if follow_paths:
+        raise typer.Exit(_follow(paths or [], fmt, signatures, lang, from_start, hang_after, exit_on))
+    if from_start or exit_on is not ExitOn.none:
+        raise UsageError("--from-start and --exit-on go with --follow")
+    if hang_after is not None and parse_duration(hang_after) > 0:
+        raise UsageError("--hang-after needs a live input: --follow, or diagnose run")
     raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code,
                                jobs, version))
 
@@ -140,6 +175,96 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
     report = diagnose(db, sources, language, warn, status, jobs or default_jobs())
     emit_report(report, fmt, sys.stdout)
     return EXIT_FAILURE if report.failed else EXIT_OK
+
+
+def _live_session(db: Database, fmt: Format, language: str, warn: _Warner, hang_after: str | None,
+                  default_hang: str, exit_on: ExitOn, out: TextIO) -> LiveSession:
+    if fmt not in (Format.text, Format.jsonl, Format.json):
+        raise UsageError("a live diagnosis prints text, jsonl or json")
+    try:
+        hang = parse_duration(hang_after if hang_after is not None else default_hang)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    live_fmt = "jsonl" if fmt is Format.jsonl else ("quiet" if fmt is Format.json else "text")
+    return LiveSession(db, language, live_fmt, out, warn, exit_on.value, hang, use_color(out))
+
+
+def _final(report: Report, fmt: Format, out: TextIO) -> None:
+    if fmt is Format.jsonl:
+        out.write(json.dumps({"event": "summary", "report": to_json(report)}, ensure_ascii=False) + "\n")
+        out.flush()
+    else:
+        emit_report(report, fmt, out)
+
+
+def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang: str | None, from_start: bool,
+            hang_after: str | None, exit_on: ExitOn) -> int:
+    language = _language(lang)
+    warn = _Warner(language)
+    if not paths:
+        raise UsageError("--follow needs files or folders to follow")
+    for p in paths:
+        if not p.exists():
+            raise InputError(f"{p}: no such file or folder")
+    db = load_database(signatures or [])
+    session = _live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout)
+    code = EXIT_OK
+
+    def terminated(_signum: int, _frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        follow(paths, session, from_start, warn)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except _Terminated:
+        code = EXIT_TERMINATED
+    except StopLive:
+        code = EXIT_FAILURE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    report = session.finish()
+    _final(report, fmt, sys.stdout)
+    if code == EXIT_OK:
+        code = EXIT_FAILURE if report.failed else EXIT_OK
+    return code
+
+
+run_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@run_app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def run_command_cli(
+    command: Annotated[list[str], typer.Argument(help="The training command and its arguments (after --).",
+                                                 show_default=False)],
+    log: Annotated[Path | None, typer.Option("--log", metavar="FILE",
+                                             help="Also append the command's output to this file.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format (on stderr).")] = Format.text,
+    signatures: Annotated[list[Path] | None, typer.Option("--signatures", "-s", metavar="DIR")] = None,
+    lang: Annotated[str | None, typer.Option("--lang", metavar="en|zh")] = None,
+    hang_after: Annotated[str | None, typer.Option(
+        "--hang-after", metavar="DURATION", help="Report a hang after this much silence (default: off).")] = None,
+    exit_on: Annotated[ExitOn, typer.Option(
+        "--exit-on", help="Stop the command (SIGTERM) at the first root cause.")] = ExitOn.none,
+) -> None:
+    """Run CMD, pass its output through unchanged, diagnose it live; exit with CMD's own status.
+
+    Findings and the final report go to stderr, so stdout stays the command's own.
+    """
+    language = _language(lang)
+    warn = _Warner(language)
+    db = load_database(signatures or [])
+    session = _live_session(db, fmt, language, warn, hang_after, "off", exit_on, sys.stderr)
+    try:
+        code = run_command(command, session, str(log) if log else None, warn)
+    except StopLive:
+        code = EXIT_FAILURE
+    except OSError as exc:
+        raise InputError(str(exc)) from None
+    report = session.finish()
+    _final(report, fmt, sys.stderr)
+    raise typer.Exit(code)
 
 
 def _language(lang: str | None) -> str:
@@ -185,7 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `diagnose` console script and of `python -m diagnoser`."""
     args = sys.argv[1:] if argv is None else argv
     lang = detect_lang()
-    command = typer.main.get_command(app)
+    target = app
+    if args[:1] == ["run"]:
+        target, args = run_app, args[1:]
+    command = typer.main.get_command(target)
     try:
         result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
     except _CLICK.UsageError as exc:

@@ -79,3 +79,16 @@ CHECKPOINT: tuple[Observation, ...] = (
 )
 
 OBSERVATIONS: tuple[Observation, ...] = JOB + CHECKPOINT
+
+
+# A line that says training moved on; a live session that sees none for long reports a hang.
+PROGRESS = (
+    r"\bstep:\d+ - "  # verl metrics
+    r"|^\s*iteration\s+\d+/\s*\d+ \|"  # Megatron
+    r"|Training Progress: +\d+%"  # verl tqdm
+    r"|\bepisode \d+"  # ChatLearn
+    r"|pipeline step \d+"  # ROLL
+    r"|Global step \d+"  # OpenRLHF
+    r"|\b(?:global_)?step[=: ]\s*\d+"  # generic
+    r"|\d{1,3}%\|[^|]*\| *\d+/\d+ \["  # a tqdm bar
+)

@@ -188,6 +188,14 @@ class SourceScanner:
         if self.pending:
             self._resolve_ready()
 
+    def flush(self) -> None:
+        """The input went quiet (live mode): close open tracebacks, decide the hits that wait on lines."""
+        self.grouper.close_all()
+        for p in self.pending:
+            if p.wait_until < FOREVER:
+                p.wait_until = 0
+        self._resolve_ready()
+
     def finish(self) -> None:
         self.grouper.close_all()
         for p in list(self.pending):

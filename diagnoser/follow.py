@@ -1,0 +1,236 @@
+"""Follow growing files the way `tail -F` does: appends, rotation, truncation, new and deleted files.
+
+No line is lost and none is read twice: a partial last line waits for its newline (or for a short idle
+time, when the writer died mid-line); after a rotation the rest of the old file is read before the new
+one; a truncated file is read again from its start; files that appear later in a followed folder are
+read from their start.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .sources import MAX_LINE, TRUNCATED, decode
+from .walk import describe, expand
+
+READ_SIZE = 1 << 20
+IDLE_FLUSH = 2.0  # seconds a partial last line waits for its newline
+
+
+@dataclass(slots=True)
+class Tail:
+    """One followed file: its open handle, where we are, and the line being assembled."""
+
+    path: Path
+    name: str
+    fh: object  # an open binary file
+    ident: tuple[int, int]  # (device, inode) of the file the handle reads
+    pos: int = 0
+    lineno: int = 0
+    partial: bytes = b""
+    partial_since: float = 0.0
+    last_data: float = field(default_factory=time.monotonic)
+    old: list[tuple[object, tuple[int, int]]] = field(default_factory=list)  # rotated handles still to drain
+    gone: bool = False
+    overlong: bool = False  # the partial line reached MAX_LINE: the rest of it is dropped
+    rank: int | None = None
+    role: str = "worker"
+    host: str | None = None
+
+
+def _ident(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def _count_lines(path: Path, upto: int) -> int:
+    count = 0
+    with open(path, "rb") as fh:
+        left = upto
+        while left > 0:
+            chunk = fh.read(min(16 << 20, left))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            left -= len(chunk)
+    return count
+
+
+class Follower:
+    """Polls the followed paths; `poll()` returns the complete new lines as (tail, lineno, text)."""
+
+    def __init__(self, paths: list[Path], from_start: bool, warn: Callable[[str], None],
+                 rescan_every: float = 1.0) -> None:
+        self.roots = paths
+        self.warn = warn
+        self.tails: dict[Path, Tail] = {}
+        self.rescan_every = rescan_every
+        self.last_rescan = 0.0
+        self.seen: set[tuple[int, int]] = set()  # every file (device, inode) ever read, under any name
+        for path in self._files():
+            self._open(path, from_start=from_start)
+        self.last_rescan = time.monotonic()
+
+    def _files(self) -> list[Path]:
+        found: list[Path] = []
+        for root in self.roots:
+            if root.is_dir():
+                found += [s.path for s in expand(root, lambda _m: None) if s.path is not None]
+            elif root.exists():
+                found.append(root)
+        return found
+
+    def _open(self, path: Path, from_start: bool) -> None:
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - kept open while followed
+            st = os.fstat(fh.fileno())
+        except OSError as exc:
+            self.warn(f"{path}: cannot follow: {exc.strerror or exc}")
+            return
+        if fh.read(2) == b"\x1f\x8b":
+            self.warn(f"{path}: a compressed file cannot grow; it is read once by a normal scan, not followed")
+            fh.close()
+            return
+        rank, role, host = describe(path)
+        tail = Tail(path, str(path), fh, _ident(st), rank=rank, role=role, host=host)
+        self.seen.add(tail.ident)
+        if from_start:
+            fh.seek(0)
+        else:
+            tail.pos = st.st_size
+            tail.lineno = _count_lines(path, st.st_size)
+            fh.seek(tail.pos)
+        self.tails[path] = tail
+
+    def _held(self) -> set[tuple[int, int]]:
+        """The files (device, inode) read through some handle, now or before, whatever their name now."""
+        held = set(self.seen)
+        for t in self.tails.values():
+            held.add(t.ident)
+            held.update(ident for _fh, ident in t.old)
+        self.seen = held
+        return held
+
+    def poll(self) -> Iterator[tuple[Tail, int, str]]:
+        now = time.monotonic()
+        if now - self.last_rescan >= self.rescan_every:
+            self.last_rescan = now
+            held = self._held()
+            for path in self._files():
+                if path in self.tails:
+                    continue
+                try:
+                    ident = _ident(os.stat(path))
+                except OSError:
+                    continue
+                if ident in held:
+                    continue  # a file we read already, renamed by a rotation (train.log -> train.log.1)
+                self._open(path, from_start=True)  # a new rank or worker: all of it is new
+        for tail in list(self.tails.values()):
+            yield from self._poll_one(tail, now)
+
+    def _read(self, tail: Tail, fh: object) -> bytes:
+        out = b""
+        while True:
+            chunk: bytes = fh.read(READ_SIZE)  # type: ignore[attr-defined]
+            if not chunk:
+                return out
+            out += chunk
+            if len(out) >= 8 * READ_SIZE:
+                return out  # come back for the rest next poll: the caller's memory stays bounded
+
+    def _poll_one(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
+        # 1. the rest of rotated-away files, oldest first
+        while tail.old:
+            fh, _ident_old = tail.old[0]
+            data = self._read(tail, fh)
+            if data:
+                yield from self._lines(tail, data, now)
+                continue
+            fh.close()  # type: ignore[attr-defined]
+            tail.old.pop(0)
+            if tail.partial:
+                yield from self._flush(tail)
+        # 2. the current file
+        data = self._read(tail, tail.fh)
+        if data:
+            tail.pos += len(data)
+            yield from self._lines(tail, data, now)
+        else:
+            yield from self._check_path(tail, now)
+
+    def _check_path(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
+        try:
+            st = os.stat(tail.path)
+        except FileNotFoundError:
+            if not tail.gone:
+                tail.gone = True  # deleted (or rotated with no new file yet): keep the handle, look again
+            yield from self._idle(tail, now)
+            return
+        except OSError:
+            return
+        if _ident(st) != tail.ident:
+            # rotated: a new file at the path; drain the old handle first, then read the new one from 0
+            tail.old.append((tail.fh, tail.ident))
+            try:
+                fh = open(tail.path, "rb")  # noqa: SIM115
+                tail.fh, tail.ident, tail.pos, tail.gone = fh, _ident(os.fstat(fh.fileno())), 0, False
+                tail.lineno = 0
+                self.seen.add(tail.ident)
+            except OSError as exc:
+                self.warn(f"{tail.path}: cannot reopen after rotation: {exc.strerror or exc}")
+            yield from self._poll_one(tail, now)
+            return
+        if st.st_size < tail.pos:
+            # truncated in place (copytruncate): what is there now was written after the truncation
+            if tail.partial:
+                yield from self._flush(tail)
+            tail.fh.seek(0)  # type: ignore[attr-defined]
+            tail.pos = 0
+            tail.lineno = 0
+            return
+        yield from self._idle(tail, now)
+
+    def _idle(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
+        if tail.partial and now - tail.partial_since >= IDLE_FLUSH:
+            yield from self._flush(tail)
+
+    def _lines(self, tail: Tail, data: bytes, now: float) -> Iterator[tuple[Tail, int, str]]:
+        tail.last_data = now
+        if tail.overlong:
+            nl = data.find(b"\n")
+            if nl < 0:
+                return  # still inside the over-long line
+            tail.overlong = False
+            data = data[nl:]  # the newline ends the (already cut) partial line
+        data = tail.partial + data if tail.partial else data
+        end = data.rfind(b"\n")
+        if end < 0:
+            tail.partial = data[:MAX_LINE]
+            tail.overlong = len(data) >= MAX_LINE
+            tail.partial_since = now
+            return
+        rest = data[end + 1:]
+        tail.partial = rest[:MAX_LINE]
+        tail.overlong = len(rest) >= MAX_LINE
+        tail.partial_since = now
+        for raw in data[:end].split(b"\n"):
+            tail.lineno += 1
+            cut = len(raw) >= MAX_LINE
+            text = decode(raw[:MAX_LINE] if cut else raw)
+            yield tail, tail.lineno, text + TRUNCATED if cut else text
+
+    def _flush(self, tail: Tail) -> Iterator[tuple[Tail, int, str]]:
+        raw, tail.partial = tail.partial, b""
+        cut, tail.overlong = tail.overlong, False
+        tail.lineno += 1
+        yield tail, tail.lineno, decode(raw) + (TRUNCATED if cut else "")
+
+    def close(self) -> None:
+        for tail in self.tails.values():
+            for fh, _ in tail.old:
+                fh.close()  # type: ignore[attr-defined]
+            tail.fh.close()  # type: ignore[attr-defined]

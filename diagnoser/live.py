@@ -1,0 +1,214 @@
+"""A live diagnosis: lines arrive as a job runs; each new finding is told once, as soon as it is complete.
+
+One scanner per followed file (or per command in `diagnose run`). When a file goes quiet for a moment
+its open tracebacks are closed and waiting hits decided, so an error is told without waiting for more
+output. Later copies of a finding (other ranks) only raise its count. With a hang limit, silence on
+every file (or no training-progress line, when the job prints them) is told as a `job-hang` finding.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+import regex
+
+from .database import Database
+from .findings import Collector, Finding, Location
+from .follow import Follower
+from .matcher import Matcher
+from .observe import PROGRESS
+from .rank import compact_ranks
+from .remedy import fill, render_remedy
+from .render import where_text
+from .report import Report, Stats, build_report, finding_json, values_for
+from .scanner import Event, HitEvent, SourceScanner, UnrecognizedEvent
+
+IDLE = 1.0  # seconds of quiet after which a file's open tracebacks are closed
+HANG_SOURCE = "<live>"
+_PROGRESS = regex.compile(PROGRESS)
+
+
+class StopLive(Exception):
+    """`--exit-on cause` saw a root cause: stop following."""
+
+
+class LiveSession:
+    def __init__(self, db: Database, lang: str, fmt: str, out: TextIO, warn: Callable[[str], None],
+                 exit_on: str = "none", hang_after: float = 0.0, color: bool = False) -> None:
+        self.db = db
+        self.lang = lang
+        self.fmt = fmt
+        self.out = out
+        self.exit_on = exit_on
+        self.hang_after = hang_after
+        self.color = color
+        self.started = time.perf_counter()
+        self.collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
+        self.matcher = Matcher(db, warn)
+        self.scanners: dict[str, SourceScanner] = {}
+        self.last_feed: dict[str, float] = {}
+        self.quiet: set[str] = set()
+        self.announced: set[str] = set()
+        now = time.monotonic()
+        self.last_line = now
+        self.last_progress: tuple[float, str] | None = None
+        self.rank_last: dict[str, float] = {}
+        self.hung = False
+        self.stop = False
+
+    # -- input -----------------------------------------------------------------------------------------
+    def scanner(self, name: str, rank: int | None = None, host: str | None = None,
+                role: str = "worker") -> SourceScanner:
+        sc = self.scanners.get(name)
+        if sc is None:
+            sc = SourceScanner(self.db, self.matcher, name, len(self.scanners), self._emit, rank, host)
+            self.scanners[name] = sc
+            self.collector.sources += 1
+            self.collector.roles[name] = (role, host)
+        return sc
+
+    def feed(self, name: str, lineno: int, text: str, rank: int | None = None, host: str | None = None,
+             role: str = "worker") -> None:
+        sc = self.scanner(name, rank, host, role)
+        now = time.monotonic()
+        self.last_line = now
+        self.last_feed[name] = now
+        self.quiet.discard(name)
+        self.collector.lines += 1
+        self.collector.bytes += len(text.encode("utf-8", "replace")) + 1
+        sc.feed_raw(lineno, text)
+        who = f"rank {rank}" if rank is not None else name
+        self.rank_last[who] = now
+        if _PROGRESS.search(text):
+            self.last_progress = (now, text.strip()[-160:])
+        if self.stop:
+            raise StopLive
+
+    def tick(self) -> None:
+        """Called often: flush files that went quiet, tell a hang."""
+        now = time.monotonic()
+        for name, sc in self.scanners.items():
+            if name not in self.quiet and now - self.last_feed.get(name, now) >= IDLE:
+                self.quiet.add(name)
+                sc.flush()
+        if self.hang_after and not self.hung:
+            since = self.last_progress[0] if self.last_progress is not None else self.last_line
+            if now - since >= self.hang_after:
+                self.hung = True
+                self._tell_hang(now - since)
+        if self.stop:
+            raise StopLive
+
+    def _tell_hang(self, silence: float) -> None:
+        what = "training progress" if self.last_progress is not None else "output"
+        files = sum(1 for n in self.scanners if n != HANG_SOURCE)
+        text = f"diagnose: no {what} for {int(silence)} s from {files} followed file(s)"
+        if self.last_progress is not None:
+            text += f"; last progress: {self.last_progress[1]}"
+        if len(self.rank_last) > 1:
+            first = sorted(self.rank_last, key=lambda k: self.rank_last[k])[:4]
+            text += "; silent first: " + ", ".join(first)
+        sc = self.scanner(HANG_SOURCE)
+        sc.feed_raw(sc.lines + 1, text)
+        sc.flush()
+
+    def finish(self) -> Report:
+        for sc in self.scanners.values():
+            sc.finish()
+        return build_report(self.collector, self.lang, time.perf_counter() - self.started)
+
+    # -- output ----------------------------------------------------------------------------------------
+    def _emit(self, event: Event) -> None:
+        self.collector(event)
+        if isinstance(event, HitEvent):
+            finding = self.collector.findings.get(event.sig_id)
+            if finding is None:
+                return
+            if event.sig_id not in self.announced:
+                self.announced.add(event.sig_id)
+                if self.fmt != "quiet":
+                    self._announce(finding)
+                if self.exit_on == "cause" and finding.sig.kind == "cause" and finding.sig.is_failure:
+                    self.stop = True
+            elif self.fmt == "jsonl":
+                self._jsonl({"event": "seen", "id": event.sig_id, "count": finding.count,
+                             "ranks": sorted(finding.ranks), **_where(event)})
+        elif isinstance(event, UnrecognizedEvent) and not event.depends_on:
+            if self.fmt == "jsonl":
+                self._jsonl({"event": "unrecognized", "exception": event.exc_type, "message": event.message,
+                             "frame": event.frame, **_where(event)})
+            elif self.fmt != "quiet":
+                self._text(f"! {event.exc_type}: {event.message[:200]}  ({where_text(_loc(event), self.lang)})")
+
+    def _announce(self, f: Finding) -> None:
+        values = values_for(f, self.collector.facts)
+        why = fill(f.sig.why.get(self.lang), values)
+        remedy = render_remedy(f.sig.remedy, values, self.lang)
+        if self.fmt == "jsonl":
+            report = Report(self.lang, [f], None, [], dict(self.collector.facts), _no_stats(),
+                            why={f.sig.id: why}, remedy={f.sig.id: remedy})
+            self._jsonl({"event": "finding", "finding": finding_json(report, f)})
+            return
+        mark = {"cause": "✗", "symptom": "~", "advisory": "i"}.get(f.sig.kind, "•")
+        lines = [f"{mark} [{f.sig.kind}] {f.sig.title.get(self.lang)}  ({f.sig.id})",
+                 f"  {where_text(f.first, self.lang)}"
+                 + (f" · ranks {compact_ranks(f.ranks)}" if len(f.ranks) > 1 else "")]
+        key = next((e.raw for e in f.evidence if e.key), "")
+        if key:
+            lines.append("  > " + key[:300])
+        lines.append("  " + why.replace("\n", " "))
+        lines += ["  " + x for x in remedy.splitlines()]
+        self._text("\n".join(lines))
+
+    def _text(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _jsonl(self, obj: dict[str, object]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+def _loc(event: HitEvent | UnrecognizedEvent) -> Location:
+    return Location.of(event.line)
+
+
+def _where(event: HitEvent | UnrecognizedEvent) -> dict[str, object]:
+    return _loc(event).to_json()
+
+
+def _no_stats() -> Stats:
+    return Stats()
+
+
+def follow(paths: list[Path], session: LiveSession, from_start: bool, warn: Callable[[str], None],
+           poll: float = 0.25) -> None:
+    """Follow until interrupted (KeyboardInterrupt) or told to stop (StopLive)."""
+    follower = Follower(paths, from_start, warn)
+    try:
+        while True:
+            got = False
+            for tail, lineno, text in follower.poll():
+                got = True
+                session.feed(tail.name, lineno, text, tail.rank, tail.host, tail.role)
+            session.tick()
+            if not got:
+                time.sleep(poll)
+    finally:
+        follower.close()
+
+
+def parse_duration(text: str) -> float:
+    """`600`, `90s`, `10m`, `1.5h`; `0` or `off` turns the limit off."""
+    value = text.strip().lower()
+    if value in ("0", "off", "none", "no"):
+        return 0.0
+    m = regex.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr)?", value)
+    if m is None:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 600, 90s, 10m, 1h, or off)")
+    unit = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}.get(m.group(2) or "s", 1)
+    return float(m.group(1)) * unit

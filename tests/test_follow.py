@@ -1,0 +1,146 @@
+"""Following growing files (tail -F): appends, partial lines, rotation, truncation, new and deleted files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from diagnoser import follow as follow_mod
+from diagnoser.follow import Follower
+from diagnoser.sources import MAX_LINE
+
+
+def lines(f: Follower) -> list[tuple[str, int, str]]:
+    return [(Path(t.name).name, n, text) for t, n, text in f.poll()]
+
+
+def append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(follow_mod, "IDLE_FLUSH", 0.05)
+
+
+def test_starts_at_the_end_and_follows_appends(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("old 1\nold 2\n")
+    f = Follower([log], from_start=False, warn=print)
+    assert lines(f) == []
+    append(log, "new 3\n")
+    assert lines(f) == [("train.log", 3, "new 3")]  # line numbers count what was there before
+
+
+def test_from_start(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("a\nb\n")
+    assert lines(Follower([log], from_start=True, warn=print)) == [("train.log", 1, "a"), ("train.log", 2, "b")]
+
+
+def test_partial_line_waits_for_its_newline_then_idle_flush(tmp_path: Path, quick: None) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("")
+    f = Follower([log], from_start=True, warn=print)
+    append(log, "step:2 - actor/pg")
+    assert lines(f) == []
+    append(log, "_loss:0.1\nhalf")
+    assert lines(f) == [("train.log", 1, "step:2 - actor/pg_loss:0.1")]
+    time.sleep(0.1)
+    assert lines(f) == [("train.log", 2, "half")]  # the writer died mid-line: told after a short idle
+
+
+def test_rotation_reads_the_rest_of_the_old_file_first_and_never_twice(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("")
+    f = Follower([tmp_path], from_start=True, warn=print, rescan_every=0)
+    append(log, "one\n")
+    assert lines(f) == [("train.log", 1, "one")]
+    append(log, "two\n")  # written before the rotation, not yet read
+    os.rename(log, tmp_path / "train.log.1")
+    append(log, "three\n")
+    got = lines(f) + lines(f) + lines(f)
+    assert [x[2] for x in got] == ["two", "three"]
+    assert lines(f) == []  # the renamed old file is not read again as a new one
+
+
+def test_truncation_reads_again_from_the_start(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("aaaaaaaaaa\nbbbbbbbbbb\n")
+    f = Follower([log], from_start=True, warn=print)
+    assert len(lines(f)) == 2
+    with open(log, "w") as fh:  # copytruncate
+        fh.write("")
+    assert lines(f) == []
+    append(log, "after\n")
+    assert [x[2] for x in lines(f) + lines(f)] == ["after"]
+
+
+def test_new_file_in_a_followed_folder_is_read_from_its_start(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text("x\n")
+    f = Follower([tmp_path], from_start=False, warn=print, rescan_every=0)
+    assert lines(f) == []
+    (tmp_path / "rank1.log").write_text("first\nsecond\n")
+    assert lines(f) == [("rank1.log", 1, "first"), ("rank1.log", 2, "second")]
+
+
+def test_deleted_file_is_drained_and_no_error(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("")
+    f = Follower([log], from_start=True, warn=print)
+    append(log, "last words\n")
+    log.unlink()
+    assert lines(f) == [("train.log", 1, "last words")]
+    assert lines(f) == []
+
+
+def test_over_long_line_is_cut_and_memory_stays_bounded(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("")
+    f = Follower([log], from_start=True, warn=print)
+    append(log, "x" * (MAX_LINE + 10_000))
+    assert lines(f) == []
+    assert len(f.tails[log].partial) <= MAX_LINE
+    append(log, "y" * 5000 + "\nnext\n")
+    got = lines(f)
+    assert got[0][2].startswith("x" * 100) and got[0][2].endswith("cut at 64 KiB]") and got[1][2] == "next"
+
+
+def test_follow_exits_at_the_first_root_cause(tmp_path: Path) -> None:
+    """End to end: a writer appends to a followed folder; --exit-on cause stops diagnose with status 1."""
+    log = tmp_path / "rank3.log"
+    log.write_text("step:1 - actor/pg_loss:0.1\n")
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(tmp_path), "--exit-on", "cause"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.0)
+    append(log, "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+                "total capacity of 79.15 GiB of which 1.00 GiB is free.\n")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "cuda-oom" in out and "Root cause" in out
+
+
+def test_follow_reports_a_hang(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("")
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(tmp_path), "--hang-after", "2s",
+                             "--format", "jsonl", "--from-start"], stdout=subprocess.PIPE, text=True)
+    append(log, "step:1 - actor/pg_loss:0.1\n")
+    deadline = time.time() + 60
+    seen = ""
+    assert proc.stdout is not None
+    while time.time() < deadline:
+        seen = proc.stdout.readline()
+        if '"job-hang"' in seen:
+            break
+    proc.terminate()
+    proc.communicate(timeout=30)
+    assert '"job-hang"' in seen and "step:1" in seen
+    assert proc.returncode == 143

@@ -1,0 +1,65 @@
+"""`diagnose run -- CMD`: output passed through, live findings, the child's exit status, signals forwarded."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CHILD_FAILS = (
+    "import sys\n"
+    "print('step:1 - actor/pg_loss:0.1', flush=True)\n"
+    "sys.stderr.write('Traceback (most recent call last):\\n  File \"t.py\", line 1, in <module>\\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+    "79.15 GiB of which 1.00 GiB is free.\\n')\n"
+    "sys.exit(3)\n"
+)
+
+
+def diagnose(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
+    return subprocess.run([sys.executable, "-m", "diagnoser", *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+
+
+def test_failing_child(tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    proc = diagnose("run", "--log", str(log), "--", sys.executable, "-c", CHILD_FAILS)
+    assert proc.returncode == 3  # the child's own status, not the diagnosis's
+    assert proc.stdout == "step:1 - actor/pg_loss:0.1\n"  # stdout is the child's, unchanged
+    assert "torch.OutOfMemoryError" in proc.stderr and "Root cause" in proc.stderr and "cuda-oom" in proc.stderr
+    assert "step:1" in log.read_text() and "OutOfMemoryError" in log.read_text()
+
+
+def test_succeeding_child() -> None:
+    proc = diagnose("run", "--", sys.executable, "-c", "print('hello')")
+    assert proc.returncode == 0 and proc.stdout == "hello\n" and "No failure found" in proc.stderr
+
+
+def test_missing_command_is_a_usage_error() -> None:
+    proc = diagnose("run", "--", "no-such-command-xyz")
+    assert proc.returncode == 2 and "command not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_sigterm_is_forwarded_to_the_child() -> None:
+    child = ("import signal, sys, time\n"
+             "signal.signal(signal.SIGTERM, lambda *a: (print('child got TERM', flush=True), sys.exit(7)))\n"
+             "print('ready', flush=True)\n"
+             "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "run", "--", sys.executable, "-c", child],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.stdout.readline().strip() != "ready":
+        pass
+    proc.send_signal(signal.SIGTERM)
+    out, _err = proc.communicate(timeout=60)
+    assert "child got TERM" in out and proc.returncode == 7
+
+
+def test_child_killed_by_a_signal_gives_128_plus_n() -> None:
+    proc = diagnose("run", "--", sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert proc.returncode == 128 + 9
