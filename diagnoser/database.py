@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -12,6 +12,7 @@ import regex
 import yaml
 
 from .errors import SignatureError
+from .i18n import Msg
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
 from .signature import Condition, Signature, parse_signature, placeholder_names
@@ -82,16 +83,16 @@ class Database:
     signatures: tuple[CompiledSignature, ...]
     rules: tuple[Rule, ...]
     facts: tuple[FactRule, ...]
+    # derived once here, not per scanned file
+    max_window: int = 0
+    cond_keys: dict[int, str] = field(default_factory=dict)  # id(condition) -> a name stable across processes
+    file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...] = ()
 
     def get(self, sig_id: str) -> CompiledSignature | None:
         for cs in self.signatures:
             if cs.sig.id == sig_id:
                 return cs
         return None
-
-    @property
-    def max_window(self) -> int:
-        return max((cs.window for cs in self.signatures), default=0)
 
     def only(self, ids: Iterable[str]) -> Database:
         """A database of just these signatures (the example tests run each one alone)."""
@@ -133,25 +134,25 @@ def load_file(path: Path, root: Path) -> Signature:
     shown = _display(path, root)
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise SignatureError(shown, "", f"larger than {MAX_FILE_BYTES // 1024} KiB; not a signature file")
+            raise SignatureError(shown, "", Msg("err_sig_too_big", kib=MAX_FILE_BYTES // 1024))
         raw = path.read_bytes()
     except OSError as exc:
-        raise SignatureError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+        raise SignatureError(shown, "", Msg("err_sig_read", reason=exc.strerror or exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SignatureError(shown, "", f"not UTF-8 text (byte {exc.start})") from None
+        raise SignatureError(shown, "", Msg("err_sig_utf8", at=exc.start)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SignatureError(shown, where, f"invalid YAML: {problem}") from None
+        raise SignatureError(shown, where, Msg("err_sig_yaml", problem=problem)) from None
     layer = path.parent.relative_to(root).as_posix() if path.parent != root else None
     sig = parse_signature(data, shown, layer)
     if sig.id != path.stem:
-        raise SignatureError(shown, "id", f"is {sig.id!r} but the file is named {path.name!r} (they must agree)")
+        raise SignatureError(shown, "id", Msg("err_sig_id_file", sig_id=sig.id, name=path.name))
     return sig
 
 
@@ -162,7 +163,7 @@ def load_signatures(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) ->
         roots.append((builtin_root(), True))
     for d in extra_dirs:
         if not d.is_dir():
-            raise SignatureError(str(d), "", "not a folder of signature files")
+            raise SignatureError(str(d), "", Msg("err_sig_folder"))
         roots.append((d, False))
     by_id: dict[str, Signature] = {}
     for root, _is_builtin in roots:
@@ -170,7 +171,7 @@ def load_signatures(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) ->
         for path in _yaml_files(root):
             sig = load_file(path, root)
             if sig.id in seen_here:
-                raise SignatureError(sig.path, "id", f"{sig.id!r} is also the id of {seen_here[sig.id]}")
+                raise SignatureError(sig.path, "id", Msg("err_sig_dup", sig_id=sig.id, other=seen_here[sig.id]))
             seen_here[sig.id] = sig.path
             by_id[sig.id] = sig  # a user folder replaces the built-in signature of the same id
     return list(by_id.values())
@@ -227,7 +228,15 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True) -> 
     for obs in OBSERVATIONS:
         facts.append(FactRule(obs.name, regex.compile(obs.pattern), required_gate(obs.pattern), "job", obs.mode,
                               head_only=obs.mode == "first", job=obs.mode == "first"))
-    return Database(tuple(compiled), tuple(rules), tuple(facts))
+    keys: dict[int, str] = {}
+    file_conds: dict[int, tuple[CompiledSignature, CompiledCondition]] = {}
+    for cs in compiled:
+        for k, cond in enumerate(cs.conditions()):
+            keys.setdefault(id(cond), f"{cs.sig.id}#{k}")
+            if cond.cond.scope == "file":
+                file_conds.setdefault(id(cond), (cs, cond))
+    window = max((cs.window for cs in compiled), default=0)
+    return Database(tuple(compiled), tuple(rules), tuple(facts), window, keys, tuple(file_conds.values()))
 
 
 def _compile_condition(cond: Condition, path: str, where: str) -> CompiledCondition:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
+import signal
+import stat
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
 from .database import Database, build_database
+from .errors import InputError
 from .fastscan import FastFeeder, body_plan, gate_literals
 from .findings import Collector
+from .i18n import Msg
 from .matcher import Matcher
 from .report import Report, build_report
 from .scanner import SourceScanner
@@ -45,18 +51,49 @@ def _size(source: Source) -> int:
         return 0
 
 
+_YEAR = re.compile(rb"\b(20\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d"
+                   rb"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d+ \d\d:\d\d:\d\d (20\d\d)\b")
+YEAR_FILES = 256  # files sampled for the job's year
+YEAR_BYTES = 1 << 16
+
+
+def job_year(sources: list[Source]) -> int | None:
+    """The year the job's logs print (most often, in the head of its first files): kernel logs in syslog
+    form and glog lines print none, and take this one."""
+    counts: dict[int, int] = {}
+    for source in [s for s in sources if s.path is not None][:YEAR_FILES]:
+        try:
+            if not stat.S_ISREG(os.stat(source.path).st_mode):  # type: ignore[arg-type]
+                continue  # a FIFO or device is read once, by the scan
+            with open_binary(source) as fh:  # gzip heads are read decompressed
+                head = fh.read(YEAR_BYTES)
+        except (OSError, InputError, EOFError, zlib.error):
+            continue
+        for m in _YEAR.finditer(head):
+            year = int(m.group(1) or m.group(2))
+            counts[year] = counts.get(year, 0) + 1
+    return max(counts, key=lambda y: (counts[y], -y)) if counts else None
+
+
 def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn: Warn = _ignore,
-                fast: bool | str = True) -> Collector:
+                fast: bool | str = True, year: int | None = None) -> Collector:
     """Scan one source from start to end into a fresh collector (the fast path unless told otherwise)."""
     collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
     collector.sources = 1
     collector.roles[source.name] = (source.role, source.host)
-    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host)
+    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host, year)
 
     def count(n: int) -> None:
         collector.bytes += n
 
-    fh = open_binary(source)
+    try:
+        fh = open_binary(source)
+    except InputError as exc:
+        if source.explicit:
+            raise
+        # one unreadable file in a job's folder does not stop the post-mortem
+        warn(Msg("warn_skipped", problem=exc.args[0] if exc.args else str(exc)))
+        return collector
     try:
         big = source.path is None or _size(source) >= FAST_MIN_BYTES or fast == "always"
         if fast and big and fast_path_possible(db):
@@ -90,14 +127,14 @@ def scan_lines(db: Database, lines: Iterable[str], name: str = "<text>", matcher
 
 
 def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: Part,
-              warn: Warn = _ignore) -> Collector:
+              warn: Warn = _ignore, year: int | None = None) -> Collector:
     """Scan one part of a big file (see split.py); part 0 also holds the file's head."""
     assert source.path is not None
     path = source.path
     collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
     collector.sources = 1 if part.start == 0 else 0
     collector.roles[source.name] = (source.role, source.host)
-    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host)
+    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host, year)
     feeder = FastFeeder(scanner, lambda _n: None)
     before_lead = lines_before(path, part.lead) if part.lead else 0
     before_start = before_lead
@@ -119,24 +156,58 @@ def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: 
 
 
 _WORKER_DB: Database | None = None
+_WORKER_MATCHER: Matcher | None = None
+_WORKER_WARNINGS: list[str] = []
+BATCH_FILES = 64  # small files sent to a worker together (one round trip, merged in order there)
+BATCH_BYTES = 32 << 20
 
 
 def _init_worker(signatures: list[Signature]) -> None:
-    global _WORKER_DB
+    global _WORKER_DB, _WORKER_MATCHER
+    # Ctrl-C reaches the whole process group: the parent stops the workers, they must not print tracebacks
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER_DB = build_database(signatures)
+    _WORKER_MATCHER = Matcher(_WORKER_DB, _WORKER_WARNINGS.append)
 
 
-def _scan_in_worker(source: Source, index: int, fast: bool | str,
-                    part: Part | None) -> tuple[Collector, list[str]]:
-    assert _WORKER_DB is not None
+def _scan_in_worker(batch: list[tuple[int, Source, Part | None]], fast: bool | str,
+                    year: int | None) -> tuple[Collector, list[str]]:
+    assert _WORKER_DB is not None and _WORKER_MATCHER is not None
     warnings: list[str] = []
-    matcher = Matcher(_WORKER_DB, warnings.append)
-    if part is not None:
-        collector = scan_part(_WORKER_DB, matcher, source, index, part, warnings.append)
-    else:
-        collector = scan_source(_WORKER_DB, matcher, source, index, warnings.append, fast)
-    collector.signatures = {}  # the parent has them; no need to send them back
-    return collector, warnings
+    total = Collector({})
+    for index, source, part in batch:
+        if part is not None:
+            collector = scan_part(_WORKER_DB, _WORKER_MATCHER, source, index, part, warnings.append, year)
+        else:
+            collector = scan_source(_WORKER_DB, _WORKER_MATCHER, source, index, warnings.append, fast, year)
+        total.merge(collector)
+    warnings += _WORKER_WARNINGS
+    _WORKER_WARNINGS.clear()
+    return total, warnings  # signatures stay out of it: the parent has them
+
+
+def _batches(tasks: list[tuple[int, Source, Part | None]]) -> list[list[tuple[int, Source, Part | None]]]:
+    """Consecutive small files go together; a part of a big file goes alone."""
+    out: list[list[tuple[int, Source, Part | None]]] = []
+    size = 0
+    for task in tasks:
+        _index, source, part = task
+        weight = (part.end - part.start) if part is not None else _size(source)
+        if (part is not None or not out or len(out[-1]) >= BATCH_FILES or size + weight > BATCH_BYTES
+                or out[-1][0][2] is not None):
+            out.append([task])
+            size = weight
+        else:
+            out[-1].append(task)
+            size += weight
+    return out
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Interrupted or failed: drop what is queued and end the workers now."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        proc.terminate()
 
 
 def default_jobs() -> int:
@@ -178,29 +249,35 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
     started = time.perf_counter()
     signatures = {cs.sig.id: cs.sig for cs in db.signatures}
     total = Collector(signatures)
+    year = job_year(sources)
     tasks = _tasks(db, sources, jobs, fast) if jobs > 1 else []
     if len(tasks) > 1:
         results: dict[tuple[int, int], Collector] = {}
-        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=_pool_context(), initializer=_init_worker,
-                                 initargs=(list(signatures.values()),)) as pool:
-            futures = {(i, part.start if part else 0): pool.submit(_scan_in_worker, s, i, fast, part)
-                       for i, s, part in tasks}
+        pool = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=_pool_context(), initializer=_init_worker,
+                                   initargs=(list(signatures.values()),))
+        try:
+            futures = {(batch[0][0], batch[0][2].start if batch[0][2] else 0):
+                       pool.submit(_scan_in_worker, batch, fast, year) for batch in _batches(tasks)}
             matcher = Matcher(db, warn)
             for i, s in enumerate(sources):
                 if s.is_stdin:
-                    results[(i, 0)] = scan_source(db, matcher, s, i, warn, fast)
+                    results[(i, 0)] = scan_source(db, matcher, s, i, warn, fast, year)
             for key, future in futures.items():
                 collector, warnings = future.result()
                 for w in warnings:
                     warn(w)
                 collector.signatures = signatures
                 results[key] = collector
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown()
         for key in sorted(results):
             total.merge(results[key])
     else:
         matcher = Matcher(db, warn)
         for index, source in enumerate(sources):
-            total.merge(scan_source(db, matcher, source, index, warn, fast))
+            total.merge(scan_source(db, matcher, source, index, warn, fast, year))
     return build_report(total, lang, time.perf_counter() - started, job_status)
 
 

@@ -16,6 +16,13 @@ class SignatureError(DiagnoserError):
         self.message = message
         super().__init__(f"{path}: {field}: {message}" if field else f"{path}: {message}")
 
+    def in_lang(self, lang: str) -> str:
+        """The message in `lang` (the problem text is translated when it was given as an i18n Msg)."""
+        from .i18n import localized  # errors.py stays import-free for every other module
+
+        problem = localized(self.message, lang)
+        return f"{self.path}: {self.field}: {problem}" if self.field else f"{self.path}: {problem}"
+
 
 class InputError(DiagnoserError):
     """An input path cannot be read at all (missing, a directory where a file is needed, ...)."""

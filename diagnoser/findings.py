@@ -161,7 +161,16 @@ class Collector:
             fact = Fact(event.name, event.value, Location.of(event.line), dict(event.groups), event.mode)
             known = self.facts.get(event.name)
             if known is None or fact.replaces(known):
+                if known is not None and fact.mode == "last":
+                    # "save checkpoint to /ckpt/5" then "... train iteration 5 done": keep the path
+                    for key, value in known.groups.items():
+                        if key not in fact.groups and known.groups.get("ckpt_step") == fact.groups.get("ckpt_step"):
+                            fact.groups[key] = value
                 self.facts[event.name] = fact
+
+    def _own(self, where: Location) -> bool:
+        """The line sits in its own node's file (not a copy another process forwarded)."""
+        return where.host is not None and where.host == self.roles.get(where.source, ("", None))[1]
 
     def _moment(self, what: str, where: Location) -> None:
         key = f"rank {where.rank}" if where.rank is not None else f"{where.source}"
@@ -171,11 +180,18 @@ class Collector:
                 self.timeline[key] = Moment(what, where)
         elif earlier(where, known.where):
             self.timeline[key] = Moment(what, where)
+        elif not earlier(known.where, where) and where.ts is not None and self._own(where) \
+                and not self._own(known.where):
+            # the same moment twice (Ray forwards every worker line to the driver): keep the worker's copy
+            self.timeline[key] = Moment(what, where)
 
     def _hit(self, event: HitEvent) -> None:
         line = event.line
         where = Location.of(line)
         sig = self.signatures[event.sig_id]
+        captured = event.captures.get("rank", "")
+        if where.rank is None and captured.isdigit():
+            where.rank = int(captured)  # e.g. torchrun's "Root Cause" table names the rank that died
         if sig.is_failure:
             role = self.roles.get(line.source, ("worker", None))[0]
             if role == "kernel":

@@ -65,6 +65,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "（保存从此处开始；没有完成的记录，可能不完整）",
     },
     "checkpoint_at": {"en": "step {step} → {path} ({where})", "zh": "第 {step} 步 → {path}（{where}）"},
+    "checkpoint_step": {"en": "step {step} ({where})", "zh": "第 {step} 步（{where}）"},
+    "checkpoint_path": {"en": "{path} ({where})", "zh": "{path}（{where}）"},
     "checkpoint_none": {
         "en": "none seen in the logs: a restart begins where the job began (or at the checkpoint it loaded).",
         "zh": "日志中未见保存记录：重启将从任务开始处（或其加载的检查点）开始。",
@@ -101,6 +103,78 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "frame": {"en": "frame", "zh": "栈帧"},
     "error_prefix": {"en": "diagnose: error: ", "zh": "diagnose：错误："},
     "warning_prefix": {"en": "diagnose: warning: ", "zh": "diagnose：警告："},
+    "n_files": {"en": "{n} file(s)", "zh": "{n} 个文件"},
+    "see_help": {"en": " (see diagnose --help)", "zh": "（见 diagnose --help）"},
+    # one-line errors (exit status 2) and warnings
+    "err_no_input": {
+        "en": "no input: name a log file or folder, or pipe a log in (cat job.log | diagnose)",
+        "zh": "没有输入：请给出日志文件或文件夹，或通过管道输入日志（cat job.log | diagnose）",
+    },
+    "err_status_both": {"en": "give --job-status or --exit-code, not both",
+                        "zh": "--job-status 与 --exit-code 只能给出其一"},
+    "err_jobs": {"en": "--jobs must be 1 or more", "zh": "--jobs 必须大于等于 1"},
+    "err_live_format": {"en": "a live diagnosis prints text, jsonl or json",
+                        "zh": "实时诊断只支持 text、jsonl 或 json 格式"},
+    "err_duration": {"en": "not a duration: {text!r} (use e.g. 600, 90s, 10m, 1h, or off)",
+                     "zh": "不是有效的时长：{text!r}（例如 600、90s、10m、1h 或 off）"},
+    "err_follow_paths": {"en": "--follow needs files or folders to follow",
+                         "zh": "--follow 需要给出要跟踪的文件或文件夹"},
+    "err_follow_only": {"en": "--from-start and --exit-on go with --follow",
+                        "zh": "--from-start 和 --exit-on 只能与 --follow 一起使用"},
+    "err_hang_live": {"en": "--hang-after needs a live input: --follow, or diagnose run",
+                      "zh": "--hang-after 需要实时输入：--follow 或 diagnose run"},
+    "err_lang": {"en": "--lang must be one of {langs}, not {value!r}",
+                 "zh": "--lang 只能是 {langs} 之一，而不是 {value!r}"},
+    "err_no_signature": {"en": "no signature with id {sig_id!r}{hint}", "zh": "没有标识为 {sig_id!r} 的特征{hint}"},
+    "hint_did_you_mean": {"en": " (did you mean {ids}?)", "zh": "（是否想找 {ids}？）"},
+    "hint_see_list": {"en": " (see diagnose --list)", "zh": "（见 diagnose --list）"},
+    "err_no_such_path": {"en": "{path}: no such file or folder", "zh": "{path}：文件或文件夹不存在"},
+    "err_no_such_file": {"en": "{path}: no such file", "zh": "{path}：文件不存在"},
+    "err_is_folder": {"en": "{path}: is a folder", "zh": "{path}：是文件夹"},
+    "err_permission": {"en": "{path}: permission denied", "zh": "{path}：没有读取权限"},
+    "err_cannot_open": {"en": "{path}: cannot open: {reason}", "zh": "{path}：无法打开：{reason}"},
+    "err_cmd_not_found": {"en": "{command}: command not found", "zh": "{command}：找不到该命令"},
+    "err_cannot_run": {"en": "cannot run {command}: {reason}", "zh": "无法运行 {command}：{reason}"},
+    # signature-file problems: the CLI puts "path: field: " before them
+    "err_sig_too_big": {"en": "larger than {kib} KiB; not a signature file", "zh": "大于 {kib} KiB，不是特征文件"},
+    "err_sig_read": {"en": "cannot read: {reason}", "zh": "无法读取：{reason}"},
+    "err_sig_utf8": {"en": "not UTF-8 text (byte {at})", "zh": "不是 UTF-8 文本（第 {at} 字节）"},
+    "err_sig_yaml": {"en": "invalid YAML: {problem}", "zh": "YAML 格式错误：{problem}"},
+    "err_sig_folder": {"en": "not a folder of signature files", "zh": "不是特征文件所在的文件夹"},
+    "err_sig_id_file": {"en": "is {sig_id!r} but the file is named {name!r} (they must agree)",
+                        "zh": "为 {sig_id!r}，但文件名是 {name!r}（两者必须一致）"},
+    "err_sig_dup": {"en": "{sig_id!r} is also the id of {other}", "zh": "{sig_id!r} 也是 {other} 的标识"},
+    "warn_no_logs": {"en": "{path}: no log files found in this folder", "zh": "{path}：该文件夹中没有日志文件"},
+    "warn_skipped_files": {"en": "{path}: skipped {n} file(s) that are binary or not logs ({sample})",
+                           "zh": "{path}：跳过了 {n} 个二进制或非日志文件（{sample}）"},
+    "warn_skipped": {"en": "{problem}; skipped", "zh": "{problem}；已跳过"},
+    "warn_corrupt_at": {
+        "en": "{name}: compressed data is corrupt or cut short after line {line} ({reason}); "
+        "the rest of this file is skipped",
+        "zh": "{name}：压缩数据在第 {line} 行之后损坏或被截断（{reason}）；该文件其余部分已跳过",
+    },
+    "warn_corrupt": {
+        "en": "{name}: compressed data is corrupt or cut short ({reason}); the rest of this file is skipped",
+        "zh": "{name}：压缩数据损坏或被截断（{reason}）；该文件其余部分已跳过",
+    },
+    "warn_read_at": {"en": "{name}: read error after line {line}: {reason}; the rest is skipped",
+                     "zh": "{name}：第 {line} 行之后读取出错：{reason}；其余部分已跳过"},
+    "warn_read": {"en": "{name}: read error: {reason}; the rest is skipped",
+                  "zh": "{name}：读取出错：{reason}；其余部分已跳过"},
+    "warn_regex_slow": {
+        "en": "{where}: regex gave up after {seconds} s on a {chars}-character line; "
+        "that line was skipped for this pattern",
+        "zh": "{where}：正则表达式在一行 {chars} 个字符的文本上 {seconds} 秒后放弃；该行对此模式已跳过",
+    },
+    "warn_regex_off": {"en": "{where}: regex timed out {n} times; it is switched off for the rest of this run",
+                       "zh": "{where}：正则表达式已超时 {n} 次；本次运行余下部分不再使用"},
+    "warn_fell_behind": {"en": "the diagnosis fell behind the command's output; {n} line(s) were not diagnosed",
+                         "zh": "诊断跟不上命令的输出；有 {n} 行未被诊断"},
+    "warn_cannot_follow": {"en": "{path}: cannot follow: {reason}", "zh": "{path}：无法跟踪：{reason}"},
+    "warn_follow_gz": {"en": "{path}: a compressed file cannot grow; it is read once by a normal scan, not followed",
+                       "zh": "{path}：压缩文件不会增长；只做一次普通扫描，不跟踪"},
+    "warn_reopen": {"en": "{path}: cannot reopen after rotation: {reason}",
+                    "zh": "{path}：日志轮转后无法重新打开：{reason}"},
 }
 
 
@@ -125,4 +199,41 @@ def msg(key: str, lang: str, **values: object) -> str:
     """The report's own text for `key` in `lang`, with `{name}` values filled in."""
     entry = _MESSAGES[key]
     text = entry.get(lang) or entry["en"]
-    return text.format(**values) if values else text
+    if not values:
+        return text
+    return text.format(**{k: v.in_lang(lang) if isinstance(v, Msg) else v for k, v in values.items()})
+
+
+class Msg(str):
+    """A message for the user that can be shown in either language. It is the English text (so it goes
+    wherever a str goes: exceptions, warnings, logs of worker processes); the CLI shows `in_lang(lang)`."""
+
+    key: str
+    values: dict[str, object]
+
+    def __new__(cls, key: str, **values: object) -> Msg:
+        obj = super().__new__(cls, msg(key, "en", **values))
+        obj.key = key
+        obj.values = values
+        return obj
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_make_msg, (self.key, self.values))
+
+    def in_lang(self, lang: str) -> str:
+        return msg(self.key, lang, **self.values)
+
+
+def _make_msg(key: str, values: dict[str, object]) -> Msg:
+    return Msg(key, **values)
+
+
+def localized(text: object, lang: str) -> str:
+    """`text` in `lang` when it is a Msg (or an exception raised with one), else as it is."""
+    own = getattr(text, "in_lang", None)
+    if own is not None and callable(own):
+        return str(own(lang))
+    if isinstance(text, BaseException):
+        first = text.args[0] if len(text.args) == 1 else None
+        return first.in_lang(lang) if isinstance(first, Msg) else str(text)
+    return text.in_lang(lang) if isinstance(text, Msg) else str(text)

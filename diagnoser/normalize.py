@@ -152,12 +152,13 @@ class Normalizer:
     """Per-source normaliser; remembers the last full year seen to date year-less timestamps."""
 
     def __init__(self, source: str, source_index: int = 0, rank: int | None = None,
-                 host: str | None = None) -> None:
+                 host: str | None = None, job_year: int | None = None) -> None:
         self.source = source
         self.source_index = source_index
         self.default_rank = rank  # what the file's name says, for lines whose prefixes say nothing
         self.default_host = host
         self.year: int | None = None
+        self.job_year = job_year  # the year the job's other files print, for a file that prints none
         self.lineno = 0
 
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
@@ -264,7 +265,7 @@ class Normalizer:
             frac = g.get("f") or ""
             year = int(g["Y"] or 0) if g.get("Y") else None
             if year is None:
-                year = self.year
+                year = self.year if self.year is not None else self.job_year
             elif self.year is None and self.lineno <= HEAD_LINES:
                 self.year = year
             if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and sec < 62):

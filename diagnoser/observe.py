@@ -57,7 +57,7 @@ JOB: tuple[Observation, ...] = (
                                               "job_global_batch_size")),
     Observation("job_micro_batch_size", _key(r"micro_batch_size|train_micro_batch_size|"
                                              r"ppo_micro_batch_size_per_gpu", "job_micro_batch_size")),
-    Observation("job_rollout_batch_size", _key(r"rollout_batch_size|ppo_mini_batch_size", "job_rollout_batch_size")),
+    Observation("job_rollout_batch_size", _key(r"rollout_batch_size", "job_rollout_batch_size")),
 )
 
 CHECKPOINT: tuple[Observation, ...] = (

@@ -24,7 +24,8 @@ from pathlib import Path
 
 THRESHOLDS = (0.003, 0.006, 0.01, 0.015)  # byte rarities tried for trie starts
 PIECE = 16  # bytes a trie piece keeps from its rare byte on
-MIN_PIECE = 4  # a shorter piece would match too many ordinary lines
+MIN_PIECE = 6  # a shorter piece would match too many ordinary lines
+MAX_PIECE_SHARE = 0.002  # a piece found on more ordinary lines than this is no use: the literal is a pass
 LINES_PER_GB = 7e6
 CHECK_SECONDS = 6e-6  # what one candidate line costs (find its start, check its literals)
 
@@ -138,6 +139,9 @@ def _split(literals: list[bytes], rare: float) -> tuple[dict[bytes, list[bytes]]
             common.append(lit)
             continue
         best = min(starts, key=lambda i: (_line_share(lit[i:i + PIECE]), byte_rarity(lit[i])))
+        if _line_share(lit[best:best + PIECE]) > MAX_PIECE_SHARE:
+            common.append(lit)
+            continue
         pieces.setdefault(lit[best:best + PIECE], []).append(lit)
     return pieces, common
 
@@ -159,7 +163,7 @@ def _cache_key(literals: frozenset[str]) -> str:
     digest = hashlib.sha256(_background()[0])
     for lit in sorted(literals):
         digest.update(lit.encode("utf-8") + b"\0")
-    digest.update(repr((THRESHOLDS, PIECE, MIN_PIECE)).encode())
+    digest.update(repr((THRESHOLDS, PIECE, MIN_PIECE, MAX_PIECE_SHARE)).encode())
     return digest.hexdigest()[:32]
 
 

@@ -105,25 +105,17 @@ class _TbBook:
     deferred: list[str] = field(default_factory=list)
 
 
-def condition_keys(db: Database) -> dict[int, str]:
-    """A name for each condition that is the same in every process: signature id and position."""
-    keys: dict[int, str] = {}
-    for cs in db.signatures:
-        for k, cond in enumerate(cs.conditions()):
-            keys.setdefault(id(cond), f"{cs.sig.id}#{k}")
-    return keys
-
-
 class SourceScanner:
     """One per source; `feed_raw` each physical line in order, then `finish`."""
 
     def __init__(self, db: Database, matcher: Matcher, source: str, source_index: int,
-                 emit: Callable[[Event], None], rank: int | None = None, host: str | None = None) -> None:
+                 emit: Callable[[Event], None], rank: int | None = None, host: str | None = None,
+                 job_year: int | None = None) -> None:
         self.db = db
         self.matcher = matcher
         self.source = source
         self.emit = emit
-        self.normalizer = Normalizer(source, source_index, rank, host)
+        self.normalizer = Normalizer(source, source_index, rank, host, job_year)
         self.grouper = TracebackGrouper(self._tb_closed)
         self.recent: deque[LogLine] = deque(maxlen=max(RECENT, db.max_window + 1))
         self.pending: list[_Pending] = []
@@ -132,10 +124,9 @@ class SourceScanner:
         self.lineno = 0
         self.lines = 0
         # conditions that look at the whole file: whether each has matched any line so far
-        unique = {id(c): (cs, c) for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"}
-        self.file_conds = list(unique.values())
+        self.file_conds = db.file_conds
         self.file_seen: set[int] = set()
-        self.cond_keys = condition_keys(db)
+        self.cond_keys = db.cond_keys
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
         self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .errors import InputError
+from .i18n import Msg
 
 MAX_LINE = 64 * 1024  # bytes of one line kept for matching; the rest is skipped
 TRUNCATED = " …[line cut at 64 KiB]"
@@ -26,6 +27,7 @@ class Source:
     name: str
     path: Path | None = None
     rank: int | None = None  # what the file's name tells (lines may say otherwise)
+    explicit: bool = True  # named on the command line (not found by a folder walk)
     role: str = "worker"  # worker | driver | ray | kernel
     host: str | None = None
 
@@ -46,32 +48,51 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
+class _CrToLf(io.RawIOBase):
+    """Reads a file whose lines end in a lone CR (classic Mac) as if they ended in LF."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        data = self.inner.read(len(buffer))
+        data = data.replace(b"\r", b"\n")
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
 def open_binary(source: Source) -> BinaryIO:
-    """Open a source for reading bytes; gzip is recognised by its magic bytes, not its name."""
+    """Open a source for reading bytes. gzip is recognised by its magic bytes, not its name; a file whose
+    lines end in a lone CR is read as if they ended in LF. Pipes and FIFOs are read as they come (peeked,
+    never rewound)."""
     if source.path is None:
-        raw: BinaryIO = sys.stdin.buffer
-        head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
-        if head == GZIP_MAGIC:
-            return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-        return raw
+        fh: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            fh = open(source.path, "rb", buffering=1 << 16)  # noqa: SIM115 - closed by the caller
+        except FileNotFoundError:
+            raise InputError(Msg("err_no_such_file", path=source.name)) from None
+        except IsADirectoryError:
+            raise InputError(Msg("err_is_folder", path=source.name)) from None
+        except PermissionError:
+            raise InputError(Msg("err_permission", path=source.name)) from None
+        except OSError as exc:
+            raise InputError(Msg("err_cannot_open", path=source.name, reason=exc.strerror or exc)) from None
     try:
-        fh = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
-    except FileNotFoundError:
-        raise InputError(f"{source.name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{source.name}: is a folder") from None
-    except PermissionError:
-        raise InputError(f"{source.name}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"{source.name}: cannot open: {exc.strerror or exc}") from None
-    try:
-        head = fh.read(2)
-        fh.seek(0)
+        head = fh.peek(1 << 16) if isinstance(fh, io.BufferedReader) else b""
     except OSError:
-        head = b""  # a FIFO or other unseekable file: read it as it comes
-        return fh
-    if head == GZIP_MAGIC:
+        head = b""
+    if head[:2] == GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
+    if b"\n" not in head and head.count(b"\r") >= 2:
+        return io.BufferedReader(_CrToLf(fh), buffer_size=1 << 16)  # type: ignore[return-value,type-var]
     return fh
 
 
@@ -104,11 +125,11 @@ def iter_lines(fh: BinaryIO, counter: Callable[[int], None] | None = None,
             yield lineno, (text + TRUNCATED) if cut else text
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if warn is not None:
-            warn(f"{name}: compressed data is corrupt or cut short after line {lineno} ({exc}); "
-                 "the rest of this file is skipped")
+            warn(Msg("warn_corrupt_at", name=name, line=lineno, reason=exc) if lineno
+                 else Msg("warn_corrupt", name=name, reason=exc))
     except OSError as exc:
         if warn is not None:
-            warn(f"{name}: read error after line {lineno}: {exc.strerror or exc}; the rest is skipped")
+            warn(Msg("warn_read_at", name=name, line=lineno, reason=exc.strerror or exc))
 
 
 def read_guarded(read: Callable[[], int], warn: Callable[[str], None], name: str) -> int:
@@ -116,9 +137,9 @@ def read_guarded(read: Callable[[], int], warn: Callable[[str], None], name: str
     try:
         return read()
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        warn(f"{name}: compressed data is corrupt or cut short ({exc}); the rest of this file is skipped")
+        warn(Msg("warn_corrupt", name=name, reason=exc))
     except OSError as exc:
-        warn(f"{name}: read error: {exc.strerror or exc}; the rest is skipped")
+        warn(Msg("warn_read", name=name, reason=exc.strerror or exc))
     return 0
 
 
@@ -129,7 +150,7 @@ def file_sources(paths: list[Path]) -> list[Source]:
         if str(p) == "-":
             out.append(Source("<stdin>", None))
         elif not os.path.lexists(p):
-            raise InputError(f"{p}: no such file or folder")
+            raise InputError(Msg("err_no_such_path", path=p))
         else:
             from .walk import describe
 

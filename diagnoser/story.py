@@ -43,8 +43,10 @@ class Story:
 
 
 def _host_of(where: Location, roles: dict[str, tuple[str, str | None]]) -> set[str]:
-    hosts = {h for h in (where.host, roles.get(where.source, ("", None))[1]) if h}
-    return hosts
+    # The line's own host: a Ray `ip=` when the line was forwarded, else the host of the file that holds it
+    # (lines inherit it). Not both: the driver's console collects every node's lines.
+    host = where.host or roles.get(where.source, ("", None))[1]
+    return {host} if host else set()
 
 
 def _explain(entry: Entry, kernel: list[tuple[str, Location]], roles: dict[str, tuple[str, str | None]]) -> None:
@@ -61,8 +63,10 @@ def _explain(entry: Entry, kernel: list[tuple[str, Location]], roles: dict[str, 
                 continue
             if best is None or (best[1].ts is not None and abs(t_rank - t_kernel) < abs(t_rank - best[1].ts)):
                 best = (sig_id, where)
-        elif best is None:
-            best = (sig_id, where)  # no clock to compare: the same host's kernel event is the best lead
+        elif where.time is None and best is None:
+            # a kernel line with no wall time at all (dmesg's seconds since boot): the same host's kernel
+            # event is the best lead there is; a dated one outside the window never is
+            best = (sig_id, where)
     entry.explained_by = best
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from .i18n import Msg
 from .sources import GZIP_MAGIC, Source
 
 SNIFF_BYTES = 8192
@@ -24,7 +25,7 @@ NOT_LOGS = {
 KERNEL_NAMES = re.compile(r"^(?:dmesg|kern|kernel|syslog|messages|journal)", re.I)
 RAY_NAMES = re.compile(r"^(?:raylet|gcs_server|python-core-(?:driver|worker)|job-driver|dashboard|monitor|"
                        r"log_monitor|runtime_env|worker-[0-9a-f]{8,})", re.I)
-HOST_RE = re.compile(r"(?<![\w])((?:[A-Za-z0-9][\w.]*?-)?(?:master|worker|node|host)-?\d+|"
+HOST_RE = re.compile(r"(?<![\w.-])((?:[A-Za-z0-9][\w.-]*?-)?(?:master|worker|node|host)-?\d+|"
                      r"\d{1,3}(?:\.\d{1,3}){3})(?![\w])", re.I)
 RANK_RES = (
     re.compile(r"log_rank_.*?_(\d+)_\d+", re.I),  # ROLL: log_rank_<worker>_<rank>_<world>.log
@@ -97,8 +98,8 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
                 skipped.append(str(path.relative_to(folder)))
                 continue
             rank, role, host = describe(path, folder)
-            found.append(Source(str(path), path, rank=rank, role=role, host=host))
+            found.append(Source(str(path), path, rank=rank, role=role, host=host, explicit=False))
     if skipped:
         sample = ", ".join(skipped[:3]) + (", …" if len(skipped) > 3 else "")
-        warn(f"{folder}: skipped {len(skipped)} file(s) that are binary or not logs ({sample})")
+        warn(Msg("warn_skipped_files", path=folder, n=len(skipped), sample=sample))
     return found

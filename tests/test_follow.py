@@ -117,8 +117,9 @@ def test_follow_exits_at_the_first_root_cause(tmp_path: Path) -> None:
     log = tmp_path / "rank3.log"
     log.write_text("step:1 - actor/pg_loss:0.1\n")
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(tmp_path), "--exit-on", "cause"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # --from-start: whenever diagnose gets going, the appended line is read (no race with its start-up)
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(tmp_path), "--exit-on", "cause",
+                             "--from-start"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(1.0)
     append(log, "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
                 "total capacity of 79.15 GiB of which 1.00 GiB is free.\n")
