@@ -22,7 +22,7 @@ from .catalog import list_json, render_explain, render_list
 from .database import Database, load_database
 from .engine import default_jobs, diagnose
 from .errors import DiagnoserError, InputError, UsageError
-from .i18n import LANGS, detect_lang, msg
+from .i18n import LANGS, Msg, detect_lang, localized, msg
 from .live import LiveSession, StopLive, follow, parse_duration
 from .render import render_markdown, render_text
 from .report import Report, to_json
@@ -82,7 +82,7 @@ class _Warner:
         if message in self.seen:
             return
         self.seen.add(message)
-        print(msg("warning_prefix", self.lang) + message, file=sys.stderr, flush=True)
+        print(msg("warning_prefix", self.lang) + localized(message, self.lang), file=sys.stderr, flush=True)
 
 
 def use_color(stream: TextIO) -> bool:
@@ -142,9 +142,9 @@ def diagnose_command(
     if follow_paths:
         raise typer.Exit(_follow(paths or [], fmt, signatures, lang, from_start, hang_after, exit_on))
     if from_start or exit_on is not ExitOn.none:
-        raise UsageError("--from-start and --exit-on go with --follow")
+        raise UsageError(Msg("err_follow_only"))
     if hang_after is not None and parse_duration(hang_after) > 0:
-        raise UsageError("--hang-after needs a live input: --follow, or diagnose run")
+        raise UsageError(Msg("err_hang_live"))
     raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code,
                                jobs, version))
 
@@ -168,10 +168,10 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
         return _explain(db, explain, language)
     sources = _sources(paths or [], warn)
     if job_status is not None and exit_code is not None:
-        raise UsageError("give --job-status or --exit-code, not both")
+        raise UsageError(Msg("err_status_both"))
     status = job_status if exit_code is None else f"exit code {exit_code}"
     if jobs is not None and jobs < 1:
-        raise UsageError("--jobs must be 1 or more")
+        raise UsageError(Msg("err_jobs"))
     report = diagnose(db, sources, language, warn, status, jobs or default_jobs())
     emit_report(report, fmt, sys.stdout)
     return EXIT_FAILURE if report.failed else EXIT_OK
@@ -180,11 +180,11 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
 def _live_session(db: Database, fmt: Format, language: str, warn: _Warner, hang_after: str | None,
                   default_hang: str, exit_on: ExitOn, out: TextIO) -> LiveSession:
     if fmt not in (Format.text, Format.jsonl, Format.json):
-        raise UsageError("a live diagnosis prints text, jsonl or json")
+        raise UsageError(Msg("err_live_format"))
     try:
         hang = parse_duration(hang_after if hang_after is not None else default_hang)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.args[0] if exc.args else str(exc)) from None
     live_fmt = "jsonl" if fmt is Format.jsonl else ("quiet" if fmt is Format.json else "text")
     return LiveSession(db, language, live_fmt, out, warn, exit_on.value, hang, use_color(out))
 
@@ -202,10 +202,10 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     language = _language(lang)
     warn = _Warner(language)
     if not paths:
-        raise UsageError("--follow needs files or folders to follow")
+        raise UsageError(Msg("err_follow_paths"))
     for p in paths:
         if not p.exists():
-            raise InputError(f"{p}: no such file or folder")
+            raise InputError(Msg("err_no_such_path", path=p))
     db = load_database(signatures or [])
     session = _live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout)
     code = EXIT_OK
@@ -260,8 +260,6 @@ def run_command_cli(
         code = run_command(command, session, str(log) if log else None, warn)
     except StopLive:
         code = EXIT_FAILURE
-    except OSError as exc:
-        raise InputError(str(exc)) from None
     report = session.finish()
     _final(report, fmt, sys.stderr)
     raise typer.Exit(code)
@@ -271,7 +269,7 @@ def _language(lang: str | None) -> str:
     if lang is None:
         return detect_lang()
     if lang not in LANGS:
-        raise UsageError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
+        raise UsageError(Msg("err_lang", langs=", ".join(LANGS), value=lang))
     return lang
 
 
@@ -279,8 +277,8 @@ def _explain(db: Database, sig_id: str, lang: str) -> int:
     cs = db.get(sig_id)
     if cs is None:
         close = sorted(c.sig.id for c in db.signatures if sig_id in c.sig.id or c.sig.id in sig_id)
-        hint = f" (did you mean {', '.join(close[:5])}?)" if close else " (see diagnose --list)"
-        raise UsageError(f"no signature with id {sig_id!r}{hint}")
+        hint = Msg("hint_did_you_mean", ids=", ".join(close[:5])) if close else Msg("hint_see_list")
+        raise UsageError(Msg("err_no_signature", sig_id=sig_id, hint=hint))
     render_explain(cs.sig, sys.stdout, lang, use_color(sys.stdout))
     return EXIT_OK
 
@@ -288,14 +286,14 @@ def _explain(db: Database, sig_id: str, lang: str) -> int:
 def _sources(paths: list[Path], warn: _Warner) -> list[Source]:
     if not paths:
         if sys.stdin is None or sys.stdin.isatty():
-            raise UsageError("no input: name a log file or folder, or pipe a log in (cat job.log | diagnose)")
+            raise UsageError(Msg("err_no_input"))
         return [Source("<stdin>", None)]
     out: list[Source] = []
     for source in file_sources(paths):
         if source.path is not None and source.path.is_dir():
             found = expand(source.path, warn)
             if not found:
-                warn(f"{source.name}: no log files found in this folder")
+                warn(Msg("warn_no_logs", path=source.name))
             out.extend(found)
         else:
             out.append(source)
@@ -306,10 +304,23 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _lang_of(args: list[str]) -> str:
+    """The language of one-line errors: --lang when the command line gives a valid one (even if the rest
+    of it is wrong), else the environment's."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else (
+            arg.split("=", 1)[1] if arg.startswith("--lang=") else None)
+        if value in LANGS:
+            return value
+    return detect_lang()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `diagnose` console script and of `python -m diagnoser`."""
     args = sys.argv[1:] if argv is None else argv
-    lang = detect_lang()
+    lang = _lang_of(args)
     target = app
     if args[:1] == ["run"]:
         target, args = run_app, args[1:]
@@ -317,8 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
     except _CLICK.UsageError as exc:
-        print(msg("error_prefix", lang) + _one_line(exc.format_message()) + " (see diagnose --help)",
-              file=sys.stderr)
+        print(msg("error_prefix", lang) + _one_line(exc.format_message()) + msg("see_help", lang), file=sys.stderr)
         return EXIT_USAGE
     except _ABORTS:
         return EXIT_INTERRUPTED
@@ -329,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
     except DiagnoserError as exc:
-        print(msg("error_prefix", lang) + _one_line(str(exc)), file=sys.stderr)
+        print(msg("error_prefix", lang) + _one_line(localized(exc, lang)), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         _silence_stdout()

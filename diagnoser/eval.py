@@ -22,7 +22,8 @@ import yaml
 from .cli import main as cli_main
 
 EXPECTED_SUFFIX = ".expected.yaml"
-KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "input", "provenance", "notes")
+KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "input", "unrecognized", "provenance",
+        "notes")
 
 
 @dataclass(slots=True)
@@ -110,6 +111,10 @@ def check(case: Case, o: Outcome, stderr: str) -> list[str]:
             problems.append(f"unexpected {sig_id}")
     if "exit_code" in exp and o.exit_code != int(exp["exit_code"]):
         problems.append(f"exit status {o.exit_code}, expected {exp['exit_code']}")
+    for wanted in exp.get("unrecognized", []) or []:  # "KeyError" or "KeyError: message start"
+        seen = [f"{u['exception']}: {u['message']}" for u in o.report.get("unrecognized", [])]
+        if not any(s == wanted or s.startswith(wanted if ":" in wanted else wanted + ":") for s in seen):
+            problems.append(f"unrecognised error {wanted!r} not summarised (saw {seen[:3]})")
     if "verdict" in exp and o.report.get("verdict") != exp["verdict"]:
         problems.append(f"verdict {o.report.get('verdict')!r}, expected {exp['verdict']!r}")
     return problems

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .i18n import Msg
 from .sources import MAX_LINE, TRUNCATED, decode
 from .walk import describe, expand
 
@@ -88,10 +89,10 @@ class Follower:
             fh = open(path, "rb")  # noqa: SIM115 - kept open while followed
             st = os.fstat(fh.fileno())
         except OSError as exc:
-            self.warn(f"{path}: cannot follow: {exc.strerror or exc}")
+            self.warn(Msg("warn_cannot_follow", path=path, reason=exc.strerror or exc))
             return
         if fh.read(2) == b"\x1f\x8b":
-            self.warn(f"{path}: a compressed file cannot grow; it is read once by a normal scan, not followed")
+            self.warn(Msg("warn_follow_gz", path=path))
             fh.close()
             return
         rank, role, host = describe(path)
@@ -181,7 +182,7 @@ class Follower:
                 tail.lineno = 0
                 self.seen.add(tail.ident)
             except OSError as exc:
-                self.warn(f"{tail.path}: cannot reopen after rotation: {exc.strerror or exc}")
+                self.warn(Msg("warn_reopen", path=tail.path, reason=exc.strerror or exc))
             yield from self._poll_one(tail, now)
             return
         if st.st_size < tail.pos:

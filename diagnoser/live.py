@@ -19,6 +19,7 @@ import regex
 from .database import Database
 from .findings import Collector, Finding, Location
 from .follow import Follower
+from .i18n import Msg, msg
 from .matcher import Matcher
 from .observe import PROGRESS
 from .rank import compact_ranks
@@ -156,7 +157,7 @@ class LiveSession:
         mark = {"cause": "✗", "symptom": "~", "advisory": "i"}.get(f.sig.kind, "•")
         lines = [f"{mark} [{f.sig.kind}] {f.sig.title.get(self.lang)}  ({f.sig.id})",
                  f"  {where_text(f.first, self.lang)}"
-                 + (f" · ranks {compact_ranks(f.ranks)}" if len(f.ranks) > 1 else "")]
+                 + (" · " + msg("on_ranks", self.lang, ranks=compact_ranks(f.ranks)) if len(f.ranks) > 1 else "")]
         key = next((e.raw for e in f.evidence if e.key), "")
         if key:
             lines.append("  > " + key[:300])
@@ -209,6 +210,6 @@ def parse_duration(text: str) -> float:
         return 0.0
     m = regex.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr)?", value)
     if m is None:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 600, 90s, 10m, 1h, or off)")
+        raise ValueError(Msg("err_duration", text=text))
     unit = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}.get(m.group(2) or "s", 1)
     return float(m.group(1)) * unit

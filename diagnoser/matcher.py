@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import regex
 
 from .database import CompiledCondition, Database, FactRule, Rule
+from .i18n import Msg
 from .literals import Gate, choose_cover, group_by_cover
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
@@ -115,11 +116,10 @@ class Matcher:
             count = self._timeouts.get(key, 0) + 1
             self._timeouts[key] = count
             if count == 1:
-                self._warn(f"{where}: regex gave up after {self.timeout:g} s on a {len(text)}-character line; "
-                           "that line was skipped for this pattern")
+                self._warn(Msg("warn_regex_slow", where=where, seconds=f"{self.timeout:g}", chars=len(text)))
             if count >= MAX_TIMEOUTS:
                 self._disabled.add(key)
-                self._warn(f"{where}: regex timed out {count} times; it is switched off for the rest of this run")
+                self._warn(Msg("warn_regex_off", where=where, n=count))
             return None
 
     def _where(self, rule: Rule) -> str:

@@ -20,6 +20,19 @@ EVIDENCE_WIDTH = 300
 MAX_TIMELINE_ROWS = 12
 
 
+
+def _colon(lang: str) -> str:
+    return "：" if lang == "zh" else ":"
+
+
+def _label(key: str, lang: str) -> str:
+    """A heading followed by its colon, e.g. "Where: " / "位置："."""
+    return msg(key, lang) + ("：" if lang == "zh" else ": ")
+
+
+def _stop(lang: str) -> str:
+    return "。" if lang == "zh" else "."
+
 def where_text(loc: Location, lang: str) -> str:
     parts = [loc.short()]
     if loc.rank is not None:
@@ -69,8 +82,8 @@ def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Pane
     label = Text(f"{f.sig.id} · {msg(f.sig.kind, lang)} · {f.sig.severity}", style="dim")
     body: list[RenderableType] = [
         label,
-        Text.assemble((msg("where", lang) + ": ", "bold"), where_text(f.first, lang)),
-        Text.assemble((msg("seen", lang) + ": ", "bold"), seen_text(f, lang)),
+        Text.assemble((_label("where", lang), "bold"), where_text(f.first, lang)),
+        Text.assemble((_label("seen", lang), "bold"), seen_text(f, lang)),
         Text(""),
         Text(msg("evidence", lang), style="bold"),
         _evidence(f),
@@ -81,7 +94,8 @@ def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Pane
         Text(msg("remedy", lang), style="bold green"),
         Text(report.remedy[f.sig.id]),
     ]
-    title = Text(f"{heading}: {f.sig.title.get(lang)}", style=f"bold {style}")
+    title = Text(f"{heading}{_colon(lang)} {f.sig.title.get(lang)}" if lang != "zh"
+                 else f"{heading}：{f.sig.title.get(lang)}", style=f"bold {style}")
     return Panel(Group(*body), title=title, title_align="left", border_style=style, box=box.ROUNDED)
 
 
@@ -131,8 +145,13 @@ def checkpoint_text(report: Report) -> str:
     where = f"{ckpt['source']}:{ckpt['line']}"
     if ckpt.get("time"):
         where += f", {str(ckpt['time']).replace('T', ' ')}"
-    text = msg("checkpoint_at", report.lang, step=ckpt.get("step") if ckpt.get("step") is not None else "?",
-               path=ckpt.get("path") or "?", where=where)
+    step, path = ckpt.get("step"), ckpt.get("path")
+    if step is not None and path:
+        text = msg("checkpoint_at", report.lang, step=step, path=path, where=where)
+    elif path:
+        text = msg("checkpoint_path", report.lang, path=path, where=where)
+    else:
+        text = msg("checkpoint_step", report.lang, step=step if step is not None else "?", where=where)
     return text + ("" if ckpt.get("confirmed", True) else msg("checkpoint_unconfirmed", report.lang))
 
 
@@ -148,6 +167,7 @@ def _timeline_rows(report: Report) -> list[tuple[str, str, str, str]]:
     story = report.story
     if story is None or len(story.timeline) < 2:
         return []
+    lang = report.lang
     groups: dict[str, list[Entry]] = {}
     for e in story.timeline:
         groups.setdefault(e.moment.what, []).append(e)
@@ -159,7 +179,7 @@ def _timeline_rows(report: Report) -> list[tuple[str, str, str, str]]:
         if ranks:
             who.append(("rank " if len(ranks) == 1 else "ranks ") + compact_ranks(ranks, limit=4))
         if files:
-            who.append(f"{files} file(s)" if files > 1 or ranks else entries[-1].key.rsplit("/", 1)[-1])
+            who.append(msg("n_files", lang, n=files) if files > 1 or ranks else entries[-1].key.rsplit("/", 1)[-1])
         first = entries[0]
         explained = ""
         if first.explained_by is not None:
@@ -178,7 +198,7 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
     shown: Finding | None = rc
     job = job_text(report)
     if job:
-        console.print(Text.assemble((msg("job", lang) + ": ", "bold"), job), style="dim")
+        console.print(Text.assemble((_label("job", lang), "bold"), job), style="dim")
     if rc is not None:
         console.print(_finding_panel(report, rc, msg("root_cause", lang), "red"))
         for line in echo_lines(report):
@@ -189,9 +209,9 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         console.print(Text(msg("only_symptoms", lang)))
         console.print(_finding_panel(report, shown, msg("symptom", lang), "yellow"))
     elif not report.failed:
-        console.print(Text(msg("no_failure", lang) + ".", style="bold green"))
+        console.print(Text(msg("no_failure", lang) + _stop(lang), style="bold green"))
     else:
-        console.print(Text(msg("no_root_cause", lang) + ".", style="bold yellow"))
+        console.print(Text(msg("no_root_cause", lang) + _stop(lang), style="bold yellow"))
         first = first_unrecognized(report)
         if first is not None:
             console.print(_unrecognized_panel(report, first))
@@ -238,9 +258,9 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         if len(rows) > MAX_TIMELINE_ROWS:
             console.print(Text(msg("more_rows", lang, n=len(rows) - MAX_TIMELINE_ROWS), style="dim"))
     if report.story is not None:
-        console.print(Text.assemble((msg("verdict", lang) + ": ", "bold"), report.story.verdict_reason))
-        if report.failed:
-            console.print(Text.assemble((msg("last_checkpoint", lang) + ": ", "bold"), checkpoint_text(report)))
+        console.print(Text.assemble((_label("verdict", lang), "bold"), report.story.verdict_reason))
+        if report.failed or report.story.checkpoint:
+            console.print(Text.assemble((_label("last_checkpoint", lang), "bold"), checkpoint_text(report)))
     s = report.stats
     console.print(Text(msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                            seconds=f"{s.seconds:.2f}"), style="dim"))
@@ -249,15 +269,15 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
 def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
     lang = report.lang
     body: list[RenderableType] = [
-        Text.assemble((msg("where", lang) + ": ", "bold"), where_text(u.first, lang)),
-        Text.assemble((msg("seen", lang) + ": ", "bold"), msg("times", lang, n=u.count)
+        Text.assemble((_label("where", lang), "bold"), where_text(u.first, lang)),
+        Text.assemble((_label("seen", lang), "bold"), msg("times", lang, n=u.count)
                       + (" · " + msg("on_ranks", lang, ranks=compact_ranks(u.ranks)) if u.ranks else "")),
     ]
     if u.frame:
-        body.append(Text.assemble((msg("frame", lang) + ": ", "bold"), u.frame))
+        body.append(Text.assemble((_label("frame", lang), "bold"), u.frame))
     body += [Text(""), Text(f"{u.exc_type}: {u.message}", style="bold"), Text(""),
              Text(msg("unrecognized_hint", lang))]
-    title = Text(f"{msg('first_error', lang)}: {u.exc_type}", style="bold yellow")
+    title = Text(f"{_label('first_error', lang)}{u.exc_type}", style="bold yellow")
     return Panel(Group(*body), title=title, title_align="left", border_style="yellow", box=box.ROUNDED)
 
 
@@ -273,25 +293,25 @@ def render_markdown(report: Report) -> str:
     out: list[str] = ["# diagnose report", ""]
     job = job_text(report)
     if job:
-        out += [f"**{msg('job', lang)}:** {job}", ""]
+        out += [f"**{msg('job', lang)}{_colon(lang)}** {job}", ""]
     rc = report.root_cause
     shown = rc
     if rc is None and report.only_symptoms:
         shown = next(f for f in report.findings if f.sig.kind == "symptom")
-        out += [f"**{msg('no_root_cause', lang)}.** {msg('only_symptoms', lang)}", ""]
+        out += [f"**{msg('no_root_cause', lang)}{_stop(lang)}** {msg('only_symptoms', lang)}", ""]
     elif rc is None:
-        out += [f"**{msg('no_failure', lang) if not report.failed else msg('no_root_cause', lang)}.**", ""]
+        out += [f"**{msg('no_failure', lang) if not report.failed else msg('no_root_cause', lang)}{_stop(lang)}**", ""]
         first = first_unrecognized(report)
         if first is not None:
-            out += [f"## {msg('first_error', lang)}: `{first.exc_type}`", "",
-                    f"- **{msg('where', lang)}:** {where_text(first.first, lang)}",
-                    *([f"- **{msg('frame', lang)}:** `{first.frame}`"] if first.frame else []), "",
+            out += [f"## {_label('first_error', lang)}`{first.exc_type}`", "",
+                    f"- **{msg('where', lang)}{_colon(lang)}** {where_text(first.first, lang)}",
+                    *([f"- **{msg('frame', lang)}{_colon(lang)}** `{first.frame}`"] if first.frame else []), "",
                     "```", f"{first.exc_type}: {first.message}", "```", "", msg("unrecognized_hint", lang), ""]
     if shown is not None:
         heading = msg("root_cause", lang) if shown is rc else msg("symptom", lang)
         out += [f"## {heading}: {shown.sig.title.get(lang)} (`{shown.sig.id}`)", "",
-                f"- **{msg('where', lang)}:** {where_text(shown.first, lang)}",
-                f"- **{msg('seen', lang)}:** {seen_text(shown, lang)}", "",
+                f"- **{msg('where', lang)}{_colon(lang)}** {where_text(shown.first, lang)}",
+                f"- **{msg('seen', lang)}{_colon(lang)}** {seen_text(shown, lang)}", "",
                 f"### {msg('evidence', lang)}", "", "```"]
         for e in shown.evidence:
             out.append(f"{'>' if e.key else ' '} {e.lineno:>6} | {e.raw[:EVIDENCE_WIDTH]}")
@@ -304,7 +324,7 @@ def render_markdown(report: Report) -> str:
             out += [f"### {msg('references', lang)}", ""] + [f"- {r}" for r in shown.sig.references] + [""]
     masked = _masked(report)
     if masked is not None and masked is not shown:
-        out += [f"## {msg('also', lang)}: {masked.sig.title.get(lang)} (`{masked.sig.id}`)", "",
+        out += [f"## {_label('also', lang)}{masked.sig.title.get(lang)} (`{masked.sig.id}`)", "",
                 report.why[masked.sig.id], "", report.remedy[masked.sig.id], ""]
     others = [f for f in report.findings if f is not shown and f is not masked]
     if others:
@@ -331,8 +351,8 @@ def render_markdown(report: Report) -> str:
         out.append("")
     if report.story is not None:
         out += [f"## {msg('verdict', lang)}", "", report.story.verdict_reason, ""]
-        if report.failed:
-            out += [f"**{msg('last_checkpoint', lang)}:** {checkpoint_text(report)}", ""]
+        if report.failed or report.story.checkpoint:
+            out += [f"**{msg('last_checkpoint', lang)}{_colon(lang)}** {checkpoint_text(report)}", ""]
     s = report.stats
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")

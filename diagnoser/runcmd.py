@@ -18,6 +18,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import BinaryIO
 
+from .errors import InputError
+from .i18n import Msg
 from .live import LiveSession, StopLive
 from .sources import MAX_LINE, TRUNCATED, decode
 
@@ -78,14 +80,18 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
                 warn: Callable[[str], None]) -> int:
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")  # a Python child would otherwise hold its output in a buffer
+    try:  # the log file first: a command must not be left running when its log cannot be written
+        log = open(log_path, "ab") if log_path else None  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(Msg("err_cannot_open", path=log_path, reason=exc.strerror or exc)) from None
     try:
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                  start_new_session=True)
-    except FileNotFoundError:
-        raise OSError(f"{cmd[0]}: command not found") from None
-    except PermissionError:
-        raise OSError(f"{cmd[0]}: permission denied") from None
-    log = open(log_path, "ab") if log_path else None  # noqa: SIM115 - closed below
+    except OSError as exc:
+        if log is not None:
+            log.close()
+        key = "err_cmd_not_found" if isinstance(exc, FileNotFoundError) else "err_cannot_run"
+        raise InputError(Msg(key, command=cmd[0], reason=exc.strerror or exc)) from None
     lines: queue.Queue[str | None] = queue.Queue()
     lock = threading.Lock()
     dropped = [0]
@@ -131,7 +137,7 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
         if log is not None:
             log.close()
     if dropped[0]:
-        warn(f"the diagnosis fell behind the command's output; {dropped[0]} line(s) were not diagnosed")
+        warn(Msg("warn_fell_behind", n=dropped[0]))
     if stopped:
         raise StopLive
     return exit_status(code)

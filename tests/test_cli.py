@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from diagnoser.cli import app, main
@@ -142,10 +143,51 @@ def test_job_status_flags_masked_exit_code(capsys: pytest.CaptureFixture[str]) -
     assert json.loads(out)["job_status"]["masked"] is False
 
 
-def test_chinese_report(capsys: pytest.CaptureFixture[str]) -> None:
-    _code, out, _ = run_main([str(SAMPLE), "--lang", "zh"], capsys)
-    assert "根本原因" in out and "解决方法" in out and "max_token_in_packing" in out
-    assert max(len(line) for line in out.splitlines()) <= 80
+@pytest.mark.parametrize(("lang", "words"), [
+    ("zh", ["根本原因", "解决方法", "max_token_in_packing（当前为 32768", "结论："]),
+    ("en", ["Root cause", "Remedy", "max_token_in_packing (now 32768", "Verdict:"]),
+])
+def test_report_in_each_language(lang: str, words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out, _ = run_main([str(SAMPLE), "--lang", lang], capsys)
+    for word in words:
+        assert word in out
+    # wide CJK characters take two cells: the report stays inside 80 terminal cells, not 80 characters
+    assert max(cell_len(line) for line in out.splitlines()) <= 80
+    assert ("根本原因" in out) == (lang == "zh")
+
+
+@pytest.mark.parametrize(("args", "en", "zh"), [
+    (["/no/such.log"], "no such file or folder", "文件或文件夹不存在"),
+    (["--explain", "cuda"], "did you mean", "是否想找"),
+    ([str(SAMPLE), "--jobs", "0"], "--jobs must be 1 or more", "--jobs 必须大于等于 1"),
+    ([str(SAMPLE), "--job-status", "Failed", "--exit-code", "1"], "not both", "只能给出其一"),
+    (["--follow"], "--follow needs files", "--follow 需要给出"),
+    ([str(SAMPLE), "--no-such-option"], "(see diagnose --help)", "（见 diagnose --help）"),
+])
+def test_one_line_errors_follow_the_language(args: list[str], en: str, zh: str,
+                                             capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    code, _out, err = run_main(args, capsys)
+    assert code == 2 and err.startswith("diagnose: error: ") and en in err and len(err.splitlines()) == 1
+    code, _out, err = run_main([*args, "--lang", "zh"], capsys)
+    assert code == 2 and err.startswith("diagnose：错误：") and zh in err, err
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    code, _out, err = run_main(args, capsys)
+    assert code == 2 and zh in err, err
+
+
+def test_a_bad_signature_file_is_reported_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "broken.yaml").write_text("id: [\n", encoding="utf-8")
+    code, _out, err = run_main(["--list", "--signatures", str(tmp_path), "--lang", "zh"], capsys)
+    assert code == 2 and "broken.yaml: line 2: YAML 格式错误" in err, err
+
+
+def test_warnings_follow_the_language(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rank0.log.gz").write_bytes(b"\x1f\x8b" + b"not really gzip" * 4)
+    code, _out, err = run_main([str(tmp_path / "rank0.log.gz"), "--lang", "zh"], capsys)
+    assert code == 0 and "diagnose：警告：" in err and "压缩数据损坏或被截断" in err, err
 
 
 def test_real_pipe_subprocess() -> None:

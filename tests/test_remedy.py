@@ -55,3 +55,17 @@ def test_choose_first_matching_else_default() -> None:
     assert choose(variants, {"packing": "0"}).en == "off"
     assert choose(variants, {}).en == "unknown"
     assert choose(variants, {"packing": "maybe"}).zh == "未知"
+
+
+def test_every_message_of_the_tool_has_both_languages_with_the_same_placeholders() -> None:
+    import string
+
+    from diagnoser.i18n import _MESSAGES
+
+    def fields(text: str) -> set[str]:
+        return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+    for key, entry in _MESSAGES.items():
+        assert set(entry) == {"en", "zh"}, key
+        assert fields(entry["en"]) == fields(entry["zh"]), key
+        assert not any("\u4e00" <= ch <= "\u9fff" for ch in entry["en"]), key
