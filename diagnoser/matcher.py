@@ -9,7 +9,8 @@ import regex
 
 from .database import CompiledCondition, Database, FactRule, Rule
 from .i18n import Msg
-from .literals import Gate, choose_cover, group_by_cover
+from .literals import Gate
+from .plan import SearchPlan, plan_search
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
@@ -17,12 +18,14 @@ MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the
 
 @dataclass(slots=True)
 class _GateIndex:
-    """Which rules each literal guards. A line is first tested against a few short cover strings, then
-    only against the literals that contain a cover string it holds (most lines hold none)."""
+    """Which rules each literal guards. A line is first searched with the same plan the fast path uses
+    (a trie of rare-byte pieces and a few strings: see plan.py), then tested only against the literals
+    of the pieces it holds (most lines hold none)."""
 
     exact: dict[str, list[int]] = field(default_factory=dict)
     always: list[int] = field(default_factory=list)
-    groups: list[tuple[str, list[tuple[str, list[int]]]]] = field(default_factory=list)
+    plan: SearchPlan | None = None
+    by_bytes: dict[bytes, tuple[str, list[int]]] = field(default_factory=dict)
 
     def add(self, gate: Gate | None, index: int) -> None:
         if gate is None:
@@ -32,20 +35,24 @@ class _GateIndex:
             self.exact.setdefault(lit, []).append(index)
 
     def freeze(self) -> None:
-        # short cover strings: lines reaching the matcher are few, and fewer groups mean fewer checks
-        cover = choose_cover(self.exact, min_len=4) if self.exact else []
-        self.groups = [(c.decode("utf-8", "replace"), [(lit, self.exact[lit]) for lit in lits])
-                       for c, lits in group_by_cover(self.exact, cover).items()]
+        self.by_bytes = {lit.encode("utf-8"): (lit, idx) for lit, idx in self.exact.items()}
+        self.plan = plan_search(frozenset(self.exact)) if self.exact else None
 
     def candidates(self, text: str, raw: str | None = None) -> list[int]:
         """Rules whose literal is in the cleaned text (and, when given, in the line as read)."""
-        found: set[int] = set(self.always)
-        for cover, members in self.groups:
-            if cover in text:
-                for lit, idx in members:
-                    if lit in text and (raw is None or lit in raw):
+        plan = self.plan
+        if plan is None:
+            return self.always
+        line = text.encode("utf-8", "replace")
+        found: set[int] | None = None
+        for cover in plan.covers_in(line):
+            for lit in plan.groups.get(cover, ()):
+                if lit in line:
+                    s, idx = self.by_bytes[lit]
+                    if raw is None or s in raw:
+                        found = set(self.always) if found is None else found
                         found.update(idx)
-        return sorted(found)
+        return self.always if found is None else sorted(found)
 
 
 class Matcher:

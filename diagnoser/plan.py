@@ -24,8 +24,8 @@ from pathlib import Path
 
 THRESHOLDS = (0.003, 0.006, 0.01, 0.015)  # byte rarities tried for trie starts
 PIECE = 16  # bytes a trie piece keeps from its rare byte on
-MIN_PIECE = 6  # a shorter piece would match too many ordinary lines
-MAX_PIECE_SHARE = 0.002  # a piece found on more ordinary lines than this is no use: the literal is a pass
+MIN_PIECE = 4  # a shorter piece would match too many ordinary lines
+MAX_PIECE_SHARE = 0.01  # a piece found on more ordinary lines than this is no use: the literal is a pass
 LINES_PER_GB = 7e6
 CHECK_SECONDS = 6e-6  # what one candidate line costs (find its start, check its literals)
 
