@@ -33,8 +33,12 @@ from .walk import expand
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 
-class _Terminated(Exception):
-    """SIGTERM while following: stop and print the summary, like Ctrl-C."""
+class _Terminated(BaseException):
+    """SIGTERM: stop like Ctrl-C (a live diagnosis still prints its summary); exit status 143."""
+
+
+def _on_sigterm(_signum: int, _frame: object) -> None:
+    raise _Terminated
 
 
 def _click_exceptions() -> Any:
@@ -209,12 +213,7 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     db = load_database(signatures or [])
     session = _live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout)
     code = EXIT_OK
-
-    def terminated(_signum: int, _frame: object) -> None:
-        raise _Terminated
-
-    previous = signal.signal(signal.SIGTERM, terminated)
-    try:
+    try:  # main() turns SIGTERM into _Terminated
         follow(paths, session, from_start, warn)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
@@ -222,8 +221,6 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
         code = EXIT_TERMINATED
     except StopLive:
         code = EXIT_FAILURE
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     report = session.finish()
     _final(report, fmt, sys.stdout)
     if code == EXIT_OK:
@@ -325,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["run"]:
         target, args = run_app, args[1:]
     command = typer.main.get_command(target)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)  # stop the workers (engine.py) and exit 143
     try:
         result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
     except _CLICK.UsageError as exc:
@@ -338,12 +336,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _Terminated:
+        return EXIT_TERMINATED
     except DiagnoserError as exc:
         print(msg("error_prefix", lang) + _one_line(localized(exc, lang)), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_OK
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return int(result) if isinstance(result, int) else EXIT_OK
 
 

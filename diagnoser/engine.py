@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
+from . import grepscan
 from .database import Database, build_database
 from .errors import InputError
 from .fastscan import FastFeeder, body_plan, gate_literals
@@ -98,7 +99,13 @@ def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn
         big = source.path is None or _size(source) >= FAST_MIN_BYTES or fast == "always"
         if fast and big and fast_path_possible(db):
             feeder = FastFeeder(scanner, count)
-            read_guarded(lambda: feeder.run(fh), warn, source.name)
+            if source.path is None or _size(source) >= grepscan.GREP_MIN_BYTES:
+                feeder.finder = grepscan.start(feeder.body_literals)
+            try:
+                read_guarded(lambda: feeder.run(fh), warn, source.name)
+            finally:
+                if feeder.finder is not None:
+                    feeder.finder.close()
             lines = feeder.next_line - 1
         else:
             for _lineno, text in iter_lines(fh, count, warn, source.name):
@@ -145,10 +152,14 @@ def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: 
             fh.seek(part.lead)
             before_start += fh.read(part.start - part.lead).count(b"\n")
     reader = LimitedReader(path, part.lead, part.end)
+    if part.end - part.lead >= grepscan.GREP_MIN_BYTES:
+        feeder.finder = grepscan.start(feeder.body_literals)
     try:
         read_guarded(lambda: feeder.run(reader), warn, source.name)  # type: ignore[arg-type]
     finally:
         reader.close()
+        if feeder.finder is not None:
+            feeder.finder.close()
     scanner.finish()
     collector.lines = feeder.next_line - 1 - before_start
     collector.bytes = part.end - part.start
@@ -166,6 +177,8 @@ def _init_worker(signatures: list[Signature]) -> None:
     global _WORKER_DB, _WORKER_MATCHER
     # Ctrl-C reaches the whole process group: the parent stops the workers, they must not print tracebacks
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (cli.py) is not for workers
+    grepscan.die_with_parent()  # however the parent ends, its workers end with it
     _WORKER_DB = build_database(signatures)
     _WORKER_MATCHER = Matcher(_WORKER_DB, _WORKER_WARNINGS.append)
 
@@ -205,8 +218,9 @@ def _batches(tasks: list[tuple[int, Source, Part | None]]) -> list[list[tuple[in
 
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Interrupted or failed: drop what is queued and end the workers now."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
     pool.shutdown(wait=False, cancel_futures=True)
-    for proc in list(getattr(pool, "_processes", {}).values()):
+    for proc in procs:
         proc.terminate()
 
 

@@ -13,10 +13,11 @@ what the scanner reports: the result equals feeding every line (tests prove it o
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 from .database import Database
+from .grepscan import GrepFinder
 from .literals import Gate
 from .normalize import FACT_LINES, HEAD_LINES
 from .plan import SearchPlan, plan_search
@@ -56,9 +57,11 @@ class FastFeeder:
     to the scanner on request (`lookback`), for the context of a hit.
     """
 
-    def __init__(self, scanner: SourceScanner, count: Callable[[int], None]) -> None:
+    def __init__(self, scanner: SourceScanner, count: Callable[[int], None],
+                 finder: GrepFinder | None = None) -> None:
         self.scanner = scanner
         self.count = count
+        self.finder = finder  # grep's candidates for the blocks after the fact region (grepscan.py)
         scanner.lookback = self._lookback
         db = scanner.db
         body = gate_literals_static(db)
@@ -100,6 +103,28 @@ class FastFeeder:
     def run(self, fh: BinaryIO) -> int:
         """Read to the end; return the number of physical lines."""
         self._refresh()
+        finder = self.finder
+        ahead: tuple[bytes, bool] | None = None  # read one block ahead, so grep searches it meanwhile
+        for piece, whole in self._pieces(fh):
+            if whole and finder is not None:
+                finder.feed(piece)
+            if ahead is not None:
+                self._piece(*ahead)
+            ahead = (piece, whole)
+        if finder is not None:
+            finder.end()
+        if ahead is not None:
+            self._piece(*ahead)
+        return self.next_line - 1
+
+    def _piece(self, piece: bytes, whole: bool) -> None:
+        if whole:
+            self._block(piece)
+        else:
+            self._feed_loose(piece)
+
+    def _pieces(self, fh: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+        """The input as blocks of whole lines (True), and the cut heads of over-long lines (False)."""
         carry = b""
         long_head: bytes | None = None  # the first MAX_LINE bytes of a line still being read past
         while True:
@@ -111,7 +136,7 @@ class FastFeeder:
                 nl = chunk.find(b"\n")
                 if nl < 0:
                     continue  # still inside the over-long line
-                self._feed_loose(long_head)
+                yield long_head, False
                 long_head, chunk = None, chunk[nl + 1:]
             data = carry + chunk if carry else chunk
             end = data.rfind(b"\n")
@@ -122,17 +147,20 @@ class FastFeeder:
                     carry = data
                 continue
             carry = data[end + 1:]
-            self._block(data if end + 1 == len(data) else data[: end + 1])
+            yield (data if end + 1 == len(data) else data[: end + 1]), True
             if len(carry) >= MAX_LINE:
                 long_head, carry = carry[:MAX_LINE], b""
         if long_head is not None:
-            self._feed_loose(long_head)
+            yield long_head, False
         elif carry:
-            self._block(carry + b"\n")
-        return self.next_line - 1
+            yield carry + b"\n", True
 
     def _candidates(self, block: bytes) -> list[int]:
         """Starts of the lines that hold a trie piece or a pass string of the plan."""
+        if self.finder is not None:
+            starts = self.finder.candidates(block)  # every block fed is asked for, in order
+            if starts is not None and self.block_first > FACT_LINES:
+                return starts
         found: set[int] = set()
         plan = self.head_plan if self.block_first <= FACT_LINES else self.body_plan
         if plan.trie is not None:

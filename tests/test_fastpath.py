@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser import fastscan, normalize, scanner, sources
+from diagnoser import fastscan, grepscan, normalize, scanner, sources
 from diagnoser.engine import diagnose
 from diagnoser.eval import find_cases
 from diagnoser.literals import choose_cover
@@ -25,15 +25,24 @@ def _json(db, paths: list[Path], fast: bool) -> str:  # type: ignore[no-untyped-
     return json.dumps(data, sort_keys=True, indent=1)
 
 
-@pytest.fixture
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of a few KB and a short head, so block edges and skips happen inside small files."""
+@pytest.fixture(params=["python", "grep"])
+def small_blocks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Blocks of a few KB and a short head, so block edges and skips happen inside small files; the
+    candidate lines found by the Python plan, or by grep beside it (grepscan.py)."""
+    if request.param == "grep":
+        if grepscan.grep_path() is None:
+            pytest.skip("no usable grep on this machine")
+        monkeypatch.setattr(grepscan, "GREP_MIN_BYTES", 0)
+        monkeypatch.delenv("DIAGNOSER_GREP", raising=False)
+    else:
+        monkeypatch.setenv("DIAGNOSER_GREP", "0")
     monkeypatch.setattr(fastscan, "BLOCK", 2048)
     monkeypatch.setattr(fastscan, "HEAD_LINES", 3)
     monkeypatch.setattr(normalize, "HEAD_LINES", 3)
     monkeypatch.setattr(fastscan, "FACT_LINES", 40)  # facts in the first 40 lines: both plans get used
     monkeypatch.setattr(scanner, "FACT_LINES", 40)
     monkeypatch.setattr(scanner, "HEAD_LINES", 3)
+    return str(request.param)
 
 
 CASES = find_cases(SAMPLES)
@@ -123,8 +132,14 @@ def test_stdin_source_uses_the_same_path(db, small_blocks, monkeypatch: pytest.M
     assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
 
 
-def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("use_grep", [False, True], ids=["python", "grep"])
+def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                    use_grep: bool) -> None:
     """A big file cut into quiet parts for several processes reports what one scan reports."""
+    if use_grep and grepscan.grep_path() is None:
+        pytest.skip("no usable grep on this machine")
+    monkeypatch.setenv("DIAGNOSER_GREP", "1" if use_grep else "0")
+    monkeypatch.setattr(grepscan, "GREP_MIN_BYTES", 0)
     import sys
 
     from diagnoser import split
@@ -150,3 +165,71 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
     one["stats"]["seconds"] = many["stats"]["seconds"] = 0
     assert json.dumps(one, sort_keys=True, indent=1) == json.dumps(many, sort_keys=True, indent=1)
     assert one["root_cause"]["id"] == "cuda-oom" and one["stats"]["sources"] == 1
+
+
+def _counting_grep(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the blocks grep answered for (so a test can tell grep was really used)."""
+    answered: list[int] = []
+    real = grepscan.GrepFinder.candidates
+
+    def candidates(self, block: bytes) -> list[int] | None:  # type: ignore[no-untyped-def]
+        out = real(self, block)
+        if out is not None:
+            answered.append(len(out))
+        return out
+
+    monkeypatch.setattr(grepscan.GrepFinder, "candidates", candidates)
+    return answered
+
+
+@pytest.mark.skipif(grepscan.grep_path() is None, reason="no usable grep on this machine")
+def test_grep_finds_the_candidates_of_a_generated_log(db, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                                      tmp_path: Path) -> None:
+    """On a log past the fact region, grep answers for the blocks, and the report is the Python plan's."""
+    import sys
+    sys.path.insert(0, str(SAMPLES.parent))
+    from benchmarks.generate import generate
+
+    for module, name, value in [(fastscan, "BLOCK", 64 << 10), (fastscan, "FACT_LINES", 300),
+                                (scanner, "FACT_LINES", 300), (grepscan, "GREP_MIN_BYTES", 0)]:
+        monkeypatch.setattr(module, name, value)
+    log = tmp_path / "big.log"
+    generate(str(log), 3 << 20, seed=11)
+    with log.open("ab") as fh:  # a line holding grep's own SYNC marker must be read as any other line
+        fh.write(b"junk " + grepscan.SYNC + b" more\n" + b"\n".join(x.encode() for x in OOM_TB) + b"\n")
+    monkeypatch.setenv("DIAGNOSER_GREP", "0")
+    python = _json(db, [log], fast=True)
+    monkeypatch.delenv("DIAGNOSER_GREP")
+    answered = _counting_grep(monkeypatch)
+    with_grep = _json(db, [log], fast=True)
+    assert len(answered) > 10 and sum(answered) > 0
+    assert with_grep == python
+    assert json.loads(with_grep)["root_cause"]["id"] == "cuda-oom"
+
+
+@pytest.mark.skipif(grepscan.grep_path() is None, reason="no usable grep on this machine")
+def test_grep_dying_midway_falls_back_to_python(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                               tmp_path: Path) -> None:
+    if small_blocks != "grep":
+        pytest.skip("about grep")
+    calls = [0]
+    real = grepscan.GrepFinder.candidates
+
+    def candidates(self, block: bytes) -> list[int] | None:  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == 3:
+            self.proc.kill()  # grep dies (out of memory, killed by the OOM killer, ...)
+            self.proc.wait()
+        return real(self, block)
+
+    monkeypatch.setattr(grepscan.GrepFinder, "candidates", candidates)
+    case = next(c for c in CASES if c.name == "torchrun-cuda-oom-buried-under-watchdog-echoes")
+    with_grep = _json(db, [case.input], fast=True)
+    assert calls[0] > 3
+    monkeypatch.setenv("DIAGNOSER_GREP", "0")
+    assert with_grep == _json(db, [case.input], fast=False)
+
+
+def test_no_grep_when_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIAGNOSER_GREP", "0")
+    assert grepscan.start(["CUDA out of memory"]) is None

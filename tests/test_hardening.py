@@ -213,3 +213,51 @@ def test_memory_stays_bounded_on_a_big_generated_log(tmp_path: Path) -> None:
     assert proc.returncode == 1 and b'"cuda-oom"' in proc.stdout
     peak_kib = int(proc.stderr.strip().splitlines()[-1])
     assert peak_kib < 200 * 1024
+
+
+def _descendants(pid: int) -> set[int]:
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = {int(x) for x in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            todo += list(kids - out)
+            out |= kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stopped_scan_leaves_no_worker_behind(sig: signal.Signals, tmp_path: Path) -> None:
+    # two inputs, two worker processes; the FIFO has no writer, so its worker waits until it is stopped
+    fifo = tmp_path / "rank1.log"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "-j", "2", str(SAMPLE), str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while time.monotonic() < deadline and len(workers) < 2:
+        time.sleep(0.2)
+        workers = _descendants(proc.pid)
+    assert len(workers) >= 2, "the worker processes did not start"
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == (143 if sig == signal.SIGTERM else 130)
+    assert b"Traceback" not in err, err.decode(errors="replace")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in workers):
+        time.sleep(0.2)
+    assert not [p for p in workers if _alive(p)], "a worker outlived diagnose"
