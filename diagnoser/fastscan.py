@@ -29,6 +29,7 @@ BLOCK = 4 << 20
 GROUPER_LITERALS = (
     "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",
     "Fatal Python error: ", "*** SIG", "Exception ignored in", "Unhandled error (suppress with",
+    'File "', "terminated with exception: ",
 )
 
 

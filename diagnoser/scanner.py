@@ -288,7 +288,8 @@ class SourceScanner:
     def _decide(self, p: _Pending) -> None:
         cs, rule = p.cs, p.rule
         accepted = not p.window_not
-        tb_lines = p.tb.lines if p.tb is not None else []
+        # outside any traceback (an excerpt that starts at the exception line) the hit line is its own
+        tb_lines = p.tb.lines if p.tb is not None else [p.line]
         for i, cond in enumerate(rule.all):
             if not accepted:
                 break

@@ -34,6 +34,10 @@ _CHAIN = regex.compile(
 _EXC_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
 _WHAT = regex.compile(r"^\s*what\(\):\s*(?P<msg>.*)")
 _IGNORED = regex.compile(r"^Exception ignored in")
+# PyTorch's ProcessGroupNCCL logs the exception that ended its watchdog on one line, and rethrows it
+# (`terminate called ... what(): ` the same text); the text after the colon is the real error.
+_WATCHDOG_EXC = regex.compile(r"(?:NCCL|Process group) watchdog thread terminated with exception: (?P<msg>.+)")
+WATCHDOG_TYPE = "ProcessGroupNCCL watchdog"
 _NEW_RECORD = regex.compile(r"^(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d[ T]|INFO|WARNING|ERROR|DEBUG)")
 
 
@@ -52,6 +56,7 @@ class TracebackRecord:
     chained: list[tuple[str, str]] = field(default_factory=list)
     last_lineno: int = 0
     ignored: bool = False  # "Exception ignored in ..." at interpreter exit: not a failure
+    headless: bool = False  # began at a frame (the "Traceback" header was cut off or never printed)
 
     def add(self, line: LogLine) -> None:
         self.last_lineno = line.lineno
@@ -160,6 +165,9 @@ class TracebackGrouper:
             tb = st.tb
             st.tb = None
             st.state = IDLE
+            # frames with neither header nor an exception line: a printed stack, not a failure
+            if tb.headless and tb.exc_type in ("", "?"):
+                tb.ignored = True
             if not tb.exc_type:
                 tb.exc_type = "?"
                 tb.message = "(traceback cut off before its exception line)"
@@ -172,6 +180,20 @@ class TracebackGrouper:
             tb = self._start(st, line)
             st.state = FRAMES
             return tb
+        if kind == "frame":
+            m = _FRAME.match(text)
+            if m is not None and m.group("func") is not None:  # faulthandler's "line N in f" is a stack dump
+                tb = self._start(st, line)
+                tb.headless = True
+                st.state = FRAMES
+                return self._frames(st, line, kind, added=True)
+        if "terminated with exception: " in text:
+            m = _WATCHDOG_EXC.search(text)
+            if m is not None:
+                tb = self._start(st, line, "cxx")
+                tb.exc_type, tb.message = WATCHDOG_TYPE, m.group("msg").strip()
+                st.state = EXC
+                return tb
         if "Unhandled error" in text and _RAY_UNHANDLED.search(text):
             tb = self._start(st, line)
             st.state = FRAMES
@@ -201,13 +223,14 @@ class TracebackGrouper:
                 return tb
         return None
 
-    def _frames(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+    def _frames(self, st: _Stream, line: LogLine, kind: str, added: bool = False) -> TracebackRecord | None:
         tb = st.tb
         assert tb is not None
         if kind == "tb_start":
             return self._idle(st, line, kind)
         if kind == "frame":
-            tb.add(line)
+            if not added:
+                tb.add(line)
             m = _FRAME.match(line.text)
             if m is not None:
                 func = (m.group("func") or "").strip()
@@ -257,6 +280,9 @@ class TracebackGrouper:
             if m is not None:
                 tb.add(line)
                 tb.message = m.group("msg").strip()
+                w = _WATCHDOG_EXC.search(tb.message)
+                if w is not None:  # the same error as the watchdog's own log line: one entry for both
+                    tb.exc_type, tb.message = WATCHDOG_TYPE, w.group("msg").strip()
                 return tb
         if st.cont >= MAX_CONTINUATION or line.has_prefix_time or _NEW_RECORD.match(text):
             self._close(st)

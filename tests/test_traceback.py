@@ -72,8 +72,9 @@ def test_cxx_terminate_block() -> None:
 Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call first):
 frame #0: c10::Error::Error() + 0x96"""
     tbs = group(text)
-    assert len(tbs) == 1 and tbs[0].exc_type == "c10::DistBackendError"
-    assert tbs[0].message.startswith("[PG 0 Rank 3] Process group watchdog")
+    # the watchdog's message names the real error: the record is keyed like the watchdog's own log line
+    assert len(tbs) == 1 and tbs[0].exc_type == "ProcessGroupNCCL watchdog"
+    assert tbs[0].message == "CUDA error: an illegal memory access"
 
 
 def test_multi_line_message_is_kept_and_next_log_record_closes() -> None:
@@ -113,3 +114,41 @@ def test_ray_unhandled_error_block_is_a_traceback() -> None:
 AssertionError"""
     tbs = group(text)
     assert len(tbs) == 1 and tbs[0].exc_type == "AssertionError" and tbs[0].frame.endswith("in train_step")
+
+
+def test_a_traceback_whose_header_was_cut_off_starts_at_its_first_frame() -> None:
+    text = """ERROR 03-27 16:22:01 [core.py:340]   File "/opt/vllm/v1/executor/abstract.py", line 66, in determine_available_memory
+ERROR 03-27 16:22:01 [core.py:340]     output = self.collective_rpc("determine_available_memory")
+ERROR 03-27 16:22:01 [core.py:340] ValueError: not enough values to unpack (expected 13, got 12)
+CRITICAL 03-27 16:22:01 [core_client.py:269] Got fatal signal from worker processes, shutting down."""
+    tbs = group(text)
+    assert len(tbs) == 1
+    assert tbs[0].headless and not tbs[0].ignored
+    assert (tbs[0].exc_type, tbs[0].frame) == ("ValueError", "/opt/vllm/v1/executor/abstract.py:66 in determine_available_memory")
+
+
+def test_frames_without_header_or_exception_are_a_printed_stack_not_a_failure() -> None:
+    text = """  File "train.py", line 12, in main
+    trainer.fit()
+  File "trainer.py", line 40, in fit
+    self.step()
+step 41 done"""
+    tbs = group(text)
+    assert len(tbs) == 1 and tbs[0].ignored
+
+
+def test_faulthandler_stack_dumps_do_not_start_a_traceback() -> None:
+    text = """Thread 0x00007f3b2c7fe700 (most recent call first):
+  File "/usr/lib/python3.10/threading.py", line 320 in wait
+  File "/usr/lib/python3.10/threading.py", line 600 in wait"""
+    assert group(text) == []
+
+
+def test_the_watchdog_line_and_its_rethrow_are_one_error() -> None:
+    text = """[rank1]:[E410 01:50:33.889423318 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure
+[rank1]:CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+[rank1]:[E410 01:50:34.000000000 ProcessGroupNCCL.cpp:1900] exiting
+[rank1]:terminate called after throwing an instance of 'c10::DistBackendError'
+[rank1]:  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure"""
+    tbs = group(text)
+    assert [(t.exc_type, t.message) for t in tbs] == [("ProcessGroupNCCL watchdog", "CUDA error: unspecified launch failure")] * 2
