@@ -20,6 +20,9 @@ MAX_BLANKS = 2
 MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
 
 _TB_START = regex.compile(r"^\s*(?:\+\s*)?(?:Traceback \(most recent call last\):|Exception Group Traceback)")
+# a logger that puts the formatted traceback after its own words: vLLM's "EngineCore hit an exception: Traceback
+# (most recent call last):", "Error executing method x. Traceback (most recent call last):"
+_TB_START_TAIL = regex.compile(r"[:.]\s+Traceback \(most recent call last\):\s*$")
 # Ray prints an error no one waited for as "Unhandled error (suppress with ...): ray::W.f() (pid=..)" and
 # then the remote frames and the exception line, with no "Traceback" header.
 _RAY_UNHANDLED = regex.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\)")
@@ -98,6 +101,8 @@ def classify(text: str) -> str:
     if not text.strip():
         return "blank"
     if _TB_START.match(text):
+        return "tb_start"
+    if "Traceback (most" in text and _TB_START_TAIL.search(text):
         return "tb_start"
     if _FRAME.match(text):
         return "frame"

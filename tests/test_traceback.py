@@ -152,3 +152,15 @@ def test_the_watchdog_line_and_its_rethrow_are_one_error() -> None:
 [rank1]:  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure"""
     tbs = group(text)
     assert [(t.exc_type, t.message) for t in tbs] == [("ProcessGroupNCCL watchdog", "CUDA error: unspecified launch failure")] * 2
+
+
+def test_a_header_after_a_loggers_own_words_starts_a_traceback() -> None:
+    text = """ERROR 03-14 00:01:05 [core.py:337] EngineCore hit an exception: Traceback (most recent call last):
+ERROR 03-14 00:01:05 [core.py:337]   File "/usr/lib/ray/dag/compiled_dag_node.py", line 2344, in _execute_until
+ERROR 03-14 00:01:05 [core.py:337]     result = self._dag_output_fetcher.read(timeout)
+ERROR 03-14 00:01:05 [core.py:337] ray.exceptions.RayChannelTimeoutError: System error: Timed out waiting for object available to read.
+INFO 03-14 00:01:06 [loggers.py:80] Avg prompt throughput: 0.0 tokens/s"""
+    tbs = group(text)
+    assert len(tbs) == 1 and not tbs[0].headless
+    assert tbs[0].exc_type == "ray.exceptions.RayChannelTimeoutError"
+    assert group("INFO: see the docs section 'Traceback (most recent call last): what it means'") == []
