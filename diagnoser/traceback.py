@@ -35,6 +35,7 @@ _CHAIN = regex.compile(
     r"|The above exception was the direct cause of the following exception:)"
 )
 _EXC_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
+_EXC_NAME = regex.compile(r"Error|Exception|Exit|Interrupt|StopIteration|Timeout|Failure|Fault")
 _WHAT = regex.compile(r"^\s*what\(\):\s*(?P<msg>.*)")
 _IGNORED = regex.compile(r"^Exception ignored in")
 # PyTorch's ProcessGroupNCCL logs the exception that ended its watchdog on one line, and rethrows it
@@ -170,8 +171,9 @@ class TracebackGrouper:
             tb = st.tb
             st.tb = None
             st.state = IDLE
-            # frames with neither header nor an exception line: a printed stack, not a failure
-            if tb.headless and tb.exc_type in ("", "?"):
+            # frames with neither header nor an exception line (a printed stack, `logging` stack_info, then
+            # the next log line): not a failure
+            if tb.headless and not _EXC_NAME.search(tb.exc_type):
                 tb.ignored = True
             if not tb.exc_type:
                 tb.exc_type = "?"

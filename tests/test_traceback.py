@@ -135,6 +135,9 @@ def test_frames_without_header_or_exception_are_a_printed_stack_not_a_failure() 
 step 41 done"""
     tbs = group(text)
     assert len(tbs) == 1 and tbs[0].ignored
+    # logging's stack_info: the frames are followed by the next record, which only looks like "Type: message"
+    tbs = group('Stack (most recent call last):\n  File "a.py", line 3, in f\n    g()\nEpoch: 3 done')
+    assert len(tbs) == 1 and tbs[0].exc_type == "Epoch" and tbs[0].ignored
 
 
 def test_faulthandler_stack_dumps_do_not_start_a_traceback() -> None:
