@@ -22,8 +22,8 @@ from .matcher import Matcher
 from .report import Report, build_report
 from .scanner import SourceScanner
 from .signature import Signature
-from .sources import Source, iter_lines, open_binary, read_guarded
-from .split import LimitedReader, Part, head_year, lines_before, plan_parts
+from .sources import Source, iter_lines, lines_before, open_binary, read_guarded
+from .split import LimitedReader, Part, head_year, plan_parts
 
 Warn = Callable[[str], None]
 

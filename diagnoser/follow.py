@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .i18n import Msg
-from .sources import MAX_LINE, TRUNCATED, decode
+from .sources import MAX_LINE, TRUNCATED, decode, lines_before
 from .walk import describe, expand
 
 READ_SIZE = 1 << 20
@@ -45,19 +45,6 @@ class Tail:
 
 def _ident(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
-
-
-def _count_lines(path: Path, upto: int) -> int:
-    count = 0
-    with open(path, "rb") as fh:
-        left = upto
-        while left > 0:
-            chunk = fh.read(min(16 << 20, left))
-            if not chunk:
-                break
-            count += chunk.count(b"\n")
-            left -= len(chunk)
-    return count
 
 
 class Follower:
@@ -102,7 +89,7 @@ class Follower:
             fh.seek(0)
         else:
             tail.pos = st.st_size
-            tail.lineno = _count_lines(path, st.st_size)
+            tail.lineno = lines_before(path, st.st_size)
             fh.seek(tail.pos)
         self.tails[path] = tail
 

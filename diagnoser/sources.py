@@ -36,6 +36,21 @@ class Source:
         return self.path is None
 
 
+def lines_before(path: Path, offset: int) -> int:
+    """How many lines end before byte `offset` (a split part's first line number; a followed file's
+    line count when it is first seen)."""
+    count = 0
+    with open(path, "rb") as fh:
+        remaining = offset
+        while remaining > 0:
+            chunk = fh.read(min(16 << 20, remaining))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return count
+
+
 def decode(data: bytes) -> str:
     """UTF-8, else GB18030 (Chinese setups), else UTF-8 with replacement characters."""
     try:

@@ -88,20 +88,6 @@ def plan_parts(path: Path, size: int, parts: int, plan: SearchPlan) -> list[Part
     return [Part(a, b, max(0, a - LEAD) if a else 0) for a, b in itertools.pairwise(bounds)]
 
 
-def lines_before(path: Path, offset: int) -> int:
-    """How many lines end before byte `offset` (each worker counts its own, in parallel)."""
-    count = 0
-    with open(path, "rb") as fh:
-        remaining = offset
-        while remaining > 0:
-            chunk = fh.read(min(16 << 20, remaining))
-            if not chunk:
-                break
-            count += chunk.count(b"\n")
-            remaining -= len(chunk)
-    return count
-
-
 def head_year(path: Path) -> int | None:
     """The year a scan from the start would date year-less timestamps with (see normalize.HEAD_LINES)."""
     from .sources import decode
