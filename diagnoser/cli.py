@@ -147,7 +147,7 @@ def diagnose_command(
         raise typer.Exit(_follow(paths or [], fmt, signatures, lang, from_start, hang_after, exit_on))
     if from_start or exit_on is not ExitOn.none:
         raise UsageError(Msg("err_follow_only"))
-    if hang_after is not None and parse_duration(hang_after) > 0:
+    if hang_after is not None and _duration(hang_after) > 0:
         raise UsageError(Msg("err_hang_live"))
     raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code,
                                jobs, version))
@@ -181,14 +181,18 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
     return EXIT_FAILURE if report.failed else EXIT_OK
 
 
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise UsageError(exc.args[0] if exc.args else str(exc)) from None
+
+
 def _live_session(db: Database, fmt: Format, language: str, warn: _Warner, hang_after: str | None,
                   default_hang: str, exit_on: ExitOn, out: TextIO) -> LiveSession:
     if fmt not in (Format.text, Format.jsonl, Format.json):
         raise UsageError(Msg("err_live_format"))
-    try:
-        hang = parse_duration(hang_after if hang_after is not None else default_hang)
-    except ValueError as exc:
-        raise UsageError(exc.args[0] if exc.args else str(exc)) from None
+    hang = _duration(hang_after if hang_after is not None else default_hang)
     live_fmt = "jsonl" if fmt is Format.jsonl else ("quiet" if fmt is Format.json else "text")
     return LiveSession(db, language, live_fmt, out, warn, exit_on.value, hang, use_color(out))
 

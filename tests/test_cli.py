@@ -94,6 +94,7 @@ def test_gzip_and_stdin(capsys: pytest.CaptureFixture[str], tmp_path: Path, monk
     (["--explain", "no-such-id"], "no signature with id"),
     (["--lang", "fr", "x"], "--lang must be one of"),
     (["--format", "xml", "x"], "xml"),
+    (["--hang-after", "abc", "sample_logs/chatlearn/cuda-oom-fsdp-packing.log"], "not a duration: 'abc'"),
 ])
 def test_usage_errors_are_one_line_exit_2(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_main(args, capsys)
