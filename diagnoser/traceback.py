@@ -35,7 +35,9 @@ _CHAIN = regex.compile(
     r"|The above exception was the direct cause of the following exception:)"
 )
 _EXC_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
-_EXC_NAME = regex.compile(r"Error|Exception|Exit|Interrupt|StopIteration|Timeout|Failure|Fault")
+# An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
+# torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
+_EXC_NAME = regex.compile(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
 _WHAT = regex.compile(r"^\s*what\(\):\s*(?P<msg>.*)")
 _IGNORED = regex.compile(r"^Exception ignored in")
 # PyTorch's ProcessGroupNCCL logs the exception that ended its watchdog on one line, and rethrows it

@@ -138,6 +138,12 @@ step 41 done"""
     # logging's stack_info: the frames are followed by the next record, which only looks like "Type: message"
     tbs = group('Stack (most recent call last):\n  File "a.py", line 3, in f\n    g()\nEpoch: 3 done')
     assert len(tbs) == 1 and tbs[0].exc_type == "Epoch" and tbs[0].ignored
+    # but a real exception counts, whatever its name ends in
+    for exc in ("socket.gaierror: [Errno -2] Name or service not known", "AssertionError",
+                "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+                "http.client.RemoteDisconnected: Remote end closed connection without response", "KeyError: 'x'"):
+        tbs = group(f'  File "a.py", line 3, in f\n    g()\n{exc}')
+        assert len(tbs) == 1 and not tbs[0].ignored, exc
 
 
 def test_faulthandler_stack_dumps_do_not_start_a_traceback() -> None:
