@@ -345,18 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     except DiagnoserError as exc:
         print(msg("error_prefix", lang) + _one_line(localized(exc, lang)), file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_OK
     finally:
         signal.signal(signal.SIGTERM, previous)
     return int(result) if isinstance(result, int) else EXIT_OK
 
-
-def _silence_stdout() -> None:
-    # The reader went away (`diagnose big.log | head`): stop quietly, without a flush error at exit.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
