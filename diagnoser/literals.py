@@ -6,10 +6,8 @@ a pattern the parser cannot read simply gets no literal gate and no static check
 
 from __future__ import annotations
 
-import heapq
 import importlib
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -261,68 +259,3 @@ def _nesting(sub: Any) -> str | None:
             return found
     return None
 
-
-MIN_COVER = 8  # shorter cover strings match too many ordinary lines
-MAX_COVER = 24
-
-
-def _cost(cand: bytes) -> float:
-    # bytes.find costs about 0.2 + 1.8/len seconds per GB here (long needles skip further); a string of
-    # lower-case letters is a word that ordinary log lines print, and each line holding it costs a check
-    common = 3.0 if cand.replace(b"_", b"").replace(b" ", b"").isalpha() and cand.islower() else 0.0
-    return 0.2 + 1.8 / len(cand) + common * 8 / len(cand)
-
-
-_COVER_CACHE: dict[tuple[frozenset[str], int], list[bytes]] = {}
-
-
-def choose_cover(literals: Iterable[str], min_len: int = MIN_COVER) -> list[bytes]:
-    """A small set of byte strings such that each literal contains at least one of them (greedy).
-
-    Candidates are the literals' substrings of `min_len` characters (a shorter literal stands for
-    itself): long enough to be rare in ordinary lines, short enough for literals to share them.
-    """
-    key = (frozenset(literals), min_len)
-    if key in _COVER_CACHE:
-        return _COVER_CACHE[key]
-    universe = sorted({lit.encode("utf-8") for lit in key[0]})
-    covers_of: dict[bytes, set[int]] = {}
-    for i, lit in enumerate(universe):
-        if len(lit) <= min_len:
-            covers_of.setdefault(lit, set()).add(i)
-            continue
-        for start in range(len(lit) - min_len + 1):
-            covers_of.setdefault(lit[start:start + min_len], set()).add(i)
-    uncovered = set(range(len(universe)))
-    chosen: list[bytes] = []
-    # lazy greedy: a candidate's score only falls as literals get covered
-    heap = [(-len(ids) / _cost(c), c) for c, ids in covers_of.items()]
-    heapq.heapify(heap)
-    while uncovered and heap:
-        _neg, cand = heapq.heappop(heap)
-        gain = len(covers_of[cand] & uncovered)
-        if gain == 0:
-            continue
-        score = gain / _cost(cand)
-        if heap and score < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-score, cand))
-            continue
-        chosen.append(cand)
-        uncovered -= covers_of[cand]
-    chosen.extend(universe[i] for i in sorted(uncovered))
-    kept: list[bytes] = []
-    for c in sorted(set(chosen), key=len):
-        if not any(k in c for k in kept):
-            kept.append(c)
-    _COVER_CACHE[key] = kept
-    return kept
-
-
-def group_by_cover(literals: Iterable[str], cover: list[bytes]) -> dict[bytes, list[str]]:
-    """Each cover string with the literals it stands for (a literal goes under the first it contains)."""
-    groups: dict[bytes, list[str]] = {c: [] for c in cover}
-    for lit in sorted(set(literals)):
-        raw = lit.encode("utf-8")
-        owner = next((c for c in cover if c in raw), raw)
-        groups.setdefault(owner, []).append(lit)
-    return {c: lits for c, lits in groups.items() if lits}

@@ -11,7 +11,7 @@ import pytest
 from diagnoser import fastscan, grepscan, normalize, scanner, sources
 from diagnoser.engine import diagnose
 from diagnoser.eval import find_cases
-from diagnoser.literals import choose_cover
+from diagnoser.plan import plan_search
 from diagnoser.report import to_json
 from diagnoser.sources import Source
 
@@ -114,13 +114,15 @@ def test_long_line_longer_than_a_block(db, small_blocks, monkeypatch: pytest.Mon
     assert _json(db, [log], fast=True) == _json(db, [log], fast=False)
 
 
-def test_cover_covers_every_literal() -> None:
+def test_the_search_plan_finds_every_literal() -> None:
     literals = {"Watchdog caught collective operation timeout", "CUDA out of memory. Tried to allocate ",
                 "NCCL WARN", "Xid", "Killed", "killed due to memory pressure", "Traceback (most recent call last)"}
-    cover = choose_cover(literals)
+    plan = plan_search(frozenset(literals))
     for lit in literals:
-        assert any(c in lit.encode() for c in cover), lit
-    assert len(cover) <= len(literals)
+        line = b"noise before " + lit.encode() + b" and after"
+        assert plan.confirmed(line, plan.covers_in(line)), lit
+    line = b"step 12 loss 0.31 lr 1e-5"
+    assert not plan.confirmed(line, plan.covers_in(line))
 
 
 def test_stdin_source_uses_the_same_path(db, small_blocks, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
