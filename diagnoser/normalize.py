@@ -149,7 +149,7 @@ def is_progress(text: str) -> bool:
 
 
 class Normalizer:
-    """Per-source normaliser; remembers the last full year seen to date year-less timestamps."""
+    """Per-source normaliser; dates year-less timestamps with the first full year in the head (else the job's)."""
 
     def __init__(self, source: str, source_index: int = 0, rank: int | None = None,
                  host: str | None = None, job_year: int | None = None) -> None:
