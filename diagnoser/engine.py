@@ -219,9 +219,15 @@ def _batches(tasks: list[tuple[int, Source, Part | None]]) -> list[list[tuple[in
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Interrupted or failed: drop what is queued and end the workers now."""
     procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
+    manager = getattr(pool, "_executor_manager_thread", None)  # and this thread too
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.terminate()
+    # Wait until the pool's manager thread has closed its wake-up pipe. Otherwise the interpreter's exit
+    # hook for the pool (Python 3.11) may write to that pipe while it is being closed and print
+    # "Exception ignored ... Bad file descriptor".
+    if manager is not None and manager.is_alive():
+        manager.join(timeout=10)
 
 
 def default_jobs() -> int:
