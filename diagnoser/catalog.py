@@ -30,8 +30,19 @@ def _sorted(db: Database) -> list:  # type: ignore[type-arg]
     return sorted(db.signatures, key=lambda cs: (cs.sig.layer, cs.sig.id))
 
 
+WIDE = 110  # narrower than this, a table would squeeze the titles into a thin column
+
+
 def render_list(db: Database, out: TextIO, lang: str, color: bool) -> None:
     console = _console(out, color)
+    if console.width < WIDE:
+        for cs in _sorted(db):  # two lines each: id, kind and layer; then the title, indented
+            console.print(Text.assemble((cs.sig.id, "bold"), f"  {cs.sig.kind} · {cs.sig.layer}"))
+            for line in Text(cs.sig.title.get(lang)).wrap(console, max(20, console.width - 4), overflow="fold"):
+                line.rstrip()
+                console.print(Text("    ").append_text(line))
+        console.print(Text(msg("signatures_count", lang, n=len(db.signatures)), style="dim"))
+        return
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column(msg("id", lang), no_wrap=True)
     table.add_column(msg("kind", lang), no_wrap=True)

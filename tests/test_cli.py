@@ -129,6 +129,20 @@ def test_list_and_explain_with_clirunner() -> None:
     assert any(row["id"] == "cuda-oom" for row in json.loads(result.output))
 
 
+@pytest.mark.parametrize("columns", [80, 160])
+def test_list_is_readable_at_80_columns(columns: int) -> None:
+    # every title comes out whole and within the width, in at most three lines a signature (a table at
+    # 80 columns squeezed the titles into a thin column, ten lines each)
+    result = runner.invoke(app, ["--list"], env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    count = len(json.loads(runner.invoke(app, ["--list", "--format", "json"]).output))
+    assert lines and max(len(line) for line in lines) <= columns and len(lines) <= 3 * count + 3
+    words = " ".join(line.strip() for line in lines).split()
+    title = "CUDA out of memory: a GPU ran out of memory".split()
+    assert any(words[i:i + len(title)] == title for i in range(len(words)))
+
+
 def test_clirunner_diagnose_json() -> None:
     result = runner.invoke(app, [str(SAMPLE), "--format", "json"])
     assert result.exit_code == 1 and json.loads(result.output)["root_cause"]["id"] == "cuda-oom"
