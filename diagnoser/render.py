@@ -224,7 +224,7 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         table = Table(title=msg("other_findings", lang), title_justify="left", box=box.SIMPLE_HEAD,
                       show_edge=False, pad_edge=False)
         table.add_column(msg("kind", lang), no_wrap=True)
-        table.add_column(msg("id", lang), overflow="fold")
+        table.add_column(msg("id", lang), no_wrap=True)
         table.add_column(msg("count", lang), justify="right", no_wrap=True)
         table.add_column(msg("first_seen", lang), overflow="fold")
         for f in others:
