@@ -21,7 +21,7 @@ from .grepscan import GrepFinder
 from .literals import Gate
 from .normalize import FACT_LINES, HEAD_LINES
 from .plan import SearchPlan, plan_search
-from .scanner import RECENT, SourceScanner
+from .scanner import LONE_LITERALS, RECENT, SourceScanner
 from .sources import MAX_LINE, TRUNCATED, decode
 
 BLOCK = 4 << 20
@@ -29,7 +29,7 @@ BLOCK = 4 << 20
 GROUPER_LITERALS = (
     "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",
     "Fatal Python error: ", "*** SIG", "Exception ignored in", "Unhandled error (suppress with",
-    'File "', "terminated with exception: ",
+    'File "', "terminated with exception: ", *LONE_LITERALS,  # lone exception lines (scanner.py)
 )
 
 

@@ -9,6 +9,7 @@ import regex
 
 from .normalize import LogLine
 from .scanner import (
+    LONE_KEEP,
     DeferredHitEvent,
     Event,
     EvidenceLine,
@@ -23,6 +24,7 @@ T = TypeVar("T")
 MAX_RANKS = 4096
 MAX_SOURCES = 64
 MAX_UNRECOGNIZED = 500
+MAX_LONE = 20  # lone exception lines kept (the latest), see scanner._LONE
 MAX_TIMELINE = 4096
 _NUMBERS = regex.compile(r"0x[0-9a-fA-F]+|\d+")
 
@@ -140,6 +142,7 @@ class Collector:
         self.deferred: list[DeferredHitEvent] = []
         self.file_seen: dict[str, set[str]] = {}
         self.maybe_unrecognized: list[UnrecognizedEvent] = []
+        self.lone: list[UnrecognizedEvent] = []  # lone exception lines: shown only when nothing else explains
         self.lines = 0
         self.bytes = 0
         self.sources = 0
@@ -147,6 +150,8 @@ class Collector:
     def __call__(self, event: Event) -> None:
         if isinstance(event, HitEvent):
             self._hit(event)
+        elif isinstance(event, UnrecognizedEvent) and event.kind == "line":
+            self._lone([event])
         elif isinstance(event, UnrecognizedEvent):
             if event.depends_on:
                 self.maybe_unrecognized.append(event)
@@ -226,6 +231,36 @@ class Collector:
         if event.line.rank is not None and len(known.ranks) < MAX_RANKS:
             known.ranks.add(event.line.rank)
 
+    def _lone(self, events: list[UnrecognizedEvent]) -> None:
+        """Keep the last LONE_KEEP of each source, and the last MAX_LONE in all: the same whether a source
+        was scanned whole or in parts (each part's scanner keeps its own last few)."""
+        self.lone.extend(events)
+        if len(self.lone) <= LONE_KEEP:
+            return
+        kept: list[UnrecognizedEvent] = []
+        per_source: dict[int, int] = {}
+        for e in sorted(self.lone, key=lambda e: (e.line.source_index, e.line.lineno), reverse=True):
+            n = per_source.get(e.line.source_index, 0)
+            if n < LONE_KEEP:
+                per_source[e.line.source_index] = n + 1
+                kept.append(e)
+                if len(kept) >= MAX_LONE:
+                    break
+        self.lone = kept[::-1]
+
+    def lone_unrecognized(self) -> list[Unrecognized]:
+        """The lone exception lines as unrecognised errors, deduplicated, in log order."""
+        out: dict[tuple[str, str], Unrecognized] = {}
+        for e in sorted(self.lone, key=lambda e: (e.line.source_index, e.line.lineno)):
+            key = (e.exc_type, _NUMBERS.sub("N", e.message)[:200])
+            known = out.get(key)
+            if known is None:
+                known = out[key] = Unrecognized(e.exc_type, e.message, e.frame, Location.of(e.line), 0)
+            known.count += e.line.repeat
+            if e.line.rank is not None and len(known.ranks) < MAX_RANKS:
+                known.ranks.add(e.line.rank)
+        return list(out.values())
+
     def finalize(self) -> None:
         """Decide the hits that waited for their whole source (whole-file conditions)."""
         accepted: set[str] = set()
@@ -243,6 +278,7 @@ class Collector:
         """Fold in another source's results (called in source order, so results are stable)."""
         self.deferred.extend(other.deferred)
         self.maybe_unrecognized.extend(other.maybe_unrecognized)
+        self._lone(other.lone)
         for source, keys in other.file_seen.items():
             self.file_seen.setdefault(source, set()).update(keys)
         for sig_id, f in other.findings.items():

@@ -138,7 +138,7 @@ class LiveSession:
             elif self.fmt == "jsonl":
                 self._jsonl({"event": "seen", "id": event.sig_id, "count": finding.count,
                              "ranks": sorted(finding.ranks), **_where(event)})
-        elif isinstance(event, UnrecognizedEvent) and not event.depends_on:
+        elif isinstance(event, UnrecognizedEvent) and not event.depends_on and event.kind != "line":
             if self.fmt == "jsonl":
                 self._jsonl({"event": "unrecognized", "exception": event.exc_type, "message": event.message,
                              "frame": event.frame, **_where(event)})

@@ -89,8 +89,11 @@ def _masked_finding(collector: Collector, status: str) -> Finding | None:
 def build_report(collector: Collector, lang: str, seconds: float, job_status: str | None = None) -> Report:
     collector.finalize()
     found = dict(collector.findings)
-    failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) \
-        or bool(collector.unrecognized)
+    unrecognized = sorted(collector.unrecognized.values(), key=lambda u: (u.first.source_index, u.first.line))
+    if not unrecognized and not any(f.sig.kind == "cause" and f.sig.is_failure for f in found.values()):
+        # no traceback and no cause: the exception lines that stood alone (a paste's last line) are all there is
+        unrecognized = collector.lone_unrecognized()
+    failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) or bool(unrecognized)
     for sig_id in [k for k, f in found.items() if f.sig.only_with_failure and not failed]:
         del found[sig_id]  # a meta signature only speaks when the input shows a failure
     if failed and reported_success(job_status) and MASKED_ID not in found:
@@ -100,7 +103,6 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
     if job_status is not None and MASKED_ID in found:
         found[MASKED_ID].captures.setdefault("job_status", job_status)
     ranked = rank_findings(found.values())
-    unrecognized = sorted(collector.unrecognized.values(), key=lambda u: (u.first.source_index, u.first.line))
     stats = Stats(collector.sources, collector.lines, collector.bytes, round(seconds, 3))
     report = Report(lang, ranked, root_cause(ranked), unrecognized, dict(collector.facts), stats,
                     job_status=job_status)

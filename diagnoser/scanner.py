@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import regex
+
 from .database import CompiledSignature, Database, Rule
 from .matcher import Matcher
 from .normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
@@ -24,6 +26,12 @@ RECENT = 256  # physical lines remembered for context and `within` windows
 STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
 STALE_CHECK_EVERY = 512
 FOREVER = 1 << 62  # a hit with whole-file conditions waits for the end of its source
+# An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last
+# line of a paste). Only the last few per source are kept; the report shows them when nothing else
+# explains the failure.
+LONE_LITERALS = ("Error: ", "Exception: ")
+_LONE = regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)")
+LONE_KEEP = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +55,7 @@ class UnrecognizedEvent:
     message: str
     frame: str
     line: LogLine
-    kind: str
+    kind: str  # python | cxx | fatal | signal: a traceback; "line": a lone exception line (see _LONE)
     depends_on: tuple[str, ...] = ()  # deferred hits in this traceback: it is unrecognised only if none holds
 
 
@@ -130,6 +138,7 @@ class SourceScanner:
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
         self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
+        self.lone: deque[LogLine] = deque(maxlen=LONE_KEEP)  # the last lone exception lines
 
     @property
     def busy(self) -> bool:
@@ -163,6 +172,8 @@ class SourceScanner:
             for cs, cond in self.file_conds:
                 if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
                     self.file_seen.add(id(cond))
+        if tb is None and text and ("Error: " in text or "Exception: " in text) and _LONE.match(text):
+            self.lone.append(line)
         if text:
             for fact, value, groups in self.matcher.facts_for(text, self.raw):
                 if fact.head_only and line.lineno > (HEAD_LINES if fact.job else FACT_LINES):
@@ -192,6 +203,10 @@ class SourceScanner:
         for p in list(self.pending):
             p.wait_until = 0
         self._resolve_ready(final=True)
+        for line in self.lone:
+            m = _LONE.match(line.text)
+            if m is not None:
+                self.emit(UnrecognizedEvent(m.group("type"), m.group("msg").strip(), "", line, "line"))
         if self.file_conds:
             self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
 

@@ -105,6 +105,46 @@ def test_fast_equals_reference_with_injected_errors(db, small_blocks, tmp_path: 
     assert _json(db, [log], fast=True) == _json(db, [log], fast=False)
 
 
+def test_lone_exception_lines_deep_in_the_body(db, small_blocks, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # the fast path must feed lone exception lines (no traceback, no signature literal) to the scanner
+    rng = random.Random(9)
+    lines = _noise(rng, 400)
+    for k in range(5):
+        kind = ["ZeroDivisionError", "hydra.errors.ConfigCompositionException", "TokenizerLoadError"][k % 3]
+        lines += [f"[rank{k}]: {kind}: odd failure {'abcde'[k]}", *_noise(rng, 50)]  # types no signature names
+    log = tmp_path / "lone.log"
+    log.write_text("\n".join(lines), encoding="utf-8")
+    fast = _json(db, [log], fast=True)
+    assert fast == _json(db, [log], fast=False)
+    assert [u["rank"] for u in json.loads(fast)["unrecognized"]] == [2, 3, 4]  # the last three
+
+
+def test_lone_lines_kept_the_same_from_parts_or_whole() -> None:
+    from diagnoser.findings import Collector
+    from diagnoser.normalize import LogLine
+    from diagnoser.scanner import UnrecognizedEvent
+
+    def event(source_index: int, lineno: int) -> UnrecognizedEvent:
+        message = "".join(chr(97 + int(d)) for d in str(lineno))  # distinct after numbers are masked
+        line = LogLine(f"s{source_index}", lineno, f"ValueError: {message}", f"ValueError: {message}",
+                       source_index=source_index)
+        return UnrecognizedEvent("ValueError", message, "", line, "line")
+
+    whole = Collector({})
+    for e in [event(0, n) for n in range(1, 40)] + [event(1, n) for n in range(1, 9)]:
+        whole(e)
+    parts = Collector({})
+    for chunk in ([event(0, n) for n in range(1, 20)], [event(0, n) for n in range(20, 40)],
+                  [event(1, n) for n in range(1, 9)]):
+        part = Collector({})
+        for e in chunk:
+            part(e)
+        parts.merge(part)
+    got = [(u.first.source_index, u.first.line) for u in whole.lone_unrecognized()]
+    assert got == [(0, 37), (0, 38), (0, 39), (1, 6), (1, 7), (1, 8)]
+    assert [(u.first.source_index, u.first.line) for u in parts.lone_unrecognized()] == got
+
+
 def test_long_line_longer_than_a_block(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
                                        tmp_path: Path) -> None:
     monkeypatch.setattr(fastscan, "MAX_LINE", 5000)
