@@ -94,6 +94,7 @@ class Unrecognized:
     first: Location
     count: int = 1
     ranks: set[int] = field(default_factory=set)
+    lone: bool = False  # an exception line with no traceback around it
 
 
 @dataclass(slots=True)
@@ -255,7 +256,7 @@ class Collector:
             key = (e.exc_type, _NUMBERS.sub("N", e.message)[:200])
             known = out.get(key)
             if known is None:
-                known = out[key] = Unrecognized(e.exc_type, e.message, e.frame, Location.of(e.line), 0)
+                known = out[key] = Unrecognized(e.exc_type, e.message, e.frame, Location.of(e.line), 0, lone=True)
             known.count += e.line.repeat
             if e.line.rank is not None and len(known.ranks) < MAX_RANKS:
                 known.ranks.add(e.line.rank)

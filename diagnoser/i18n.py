@@ -87,6 +87,14 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "没有特征能识别此错误。它是日志中最早出现的错误，请从这里开始：查看上述位置的调用栈。若这是已知问题，"
         "可编写特征文件让 diagnose 识别它（diagnose --signatures DIR；见 signatures/README.md）。",
     },
+    "unrecognized_hint_lone": {
+        "en": "No signature recognises this error, and no traceback comes with it in the logs (it may have been "
+        "cut off). Start there: read the lines around the place above. If it is a known problem, a signature "
+        "file teaches diagnose to recognise it (diagnose --signatures DIR; see signatures/README.md).",
+        "zh": "没有特征能识别此错误，日志中也没有与之对应的调用栈（可能已被截断）。"
+        "请从这里开始：查看上述位置附近的日志行。"
+        "若这是已知问题，可编写特征文件让 diagnose 识别它（diagnose --signatures DIR；见 signatures/README.md）。",
+    },
     "last_checkpoint": {"en": "Last checkpoint", "zh": "最近的检查点"},
     "none_seen": {"en": "none seen in the logs", "zh": "日志中未见"},
     "timeline": {"en": "Timeline", "zh": "时间线"},

@@ -276,7 +276,7 @@ def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
     if u.frame:
         body.append(Text.assemble((_label("frame", lang), "bold"), u.frame))
     body += [Text(""), Text(f"{u.exc_type}: {u.message}", style="bold"), Text(""),
-             Text(msg("unrecognized_hint", lang))]
+             Text(msg("unrecognized_hint_lone" if u.lone else "unrecognized_hint", lang))]
     title = Text(f"{_label('first_error', lang)}{u.exc_type}", style="bold yellow")
     return Panel(Group(*body), title=title, title_align="left", border_style="yellow", box=box.ROUNDED)
 
@@ -306,7 +306,8 @@ def render_markdown(report: Report) -> str:
             out += [f"## {_label('first_error', lang)}`{first.exc_type}`", "",
                     f"- **{msg('where', lang)}{_colon(lang)}** {where_text(first.first, lang)}",
                     *([f"- **{msg('frame', lang)}{_colon(lang)}** `{first.frame}`"] if first.frame else []), "",
-                    "```", f"{first.exc_type}: {first.message}", "```", "", msg("unrecognized_hint", lang), ""]
+                    "```", f"{first.exc_type}: {first.message}", "```", "",
+                    msg("unrecognized_hint_lone" if first.lone else "unrecognized_hint", lang), ""]
     if shown is not None:
         heading = msg("root_cause", lang) if shown is rc else msg("symptom", lang)
         out += [f"## {heading}: {shown.sig.title.get(lang)} (`{shown.sig.id}`)", "",

@@ -87,6 +87,8 @@ def test_a_lone_exception_line_is_never_silent(capsys: pytest.CaptureFixture[str
     report = json.loads(out)
     assert code == 1 and report["root_cause"] is None
     assert [(u["exception"], u["line"]) for u in report["unrecognized"]] == [("ImportError", 4)]
+    _code, out, _ = run_main([str(log)], capsys)
+    assert "First unrecognised error: ImportError" in out and "no traceback comes with it" in out
     # a traceback, or a cause, explains more than a lone line: then the lone line is not listed
     log.write_text("ImportError: optional plugin missing\nTraceback (most recent call last):\n"
                    '  File "x.py", line 1, in <module>\nZeroDivisionError: division by zero\n')
