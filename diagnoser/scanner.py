@@ -29,8 +29,21 @@ FOREVER = 1 << 62  # a hit with whole-file conditions waits for the end of its s
 # An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last
 # line of a paste). Only the last few per source are kept; the report shows them when nothing else
 # explains the failure.
-LONE_LITERALS = ("Error: ", "Exception: ")
+# C++ CHECK macros (Ray's RAY_CHECK, glog, absl) abort with "file.cc:NN:  Check failed: <condition> <message>"
+# ("file.cc:NN] Check failed: ..." in glog); a native crash with no Python exception of its own.
+LONE_LITERALS = ("Error: ", "Exception: ", "Check failed: ")
 _LONE = regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)")
+_CHECK = regex.compile(r"\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+(?P<type>Check failed): (?P<msg>\S.*)")
+
+
+def lone_error(text: str) -> regex.Match[str] | None:
+    """The exception (or failed C++ CHECK) a line states on its own, if it is one."""
+    if "Error: " in text or "Exception: " in text:
+        m = _LONE.match(text)
+        if m is not None:
+            return m
+    at = text.find("Check failed: ")
+    return _CHECK.search(text, max(0, at - 40)) if at >= 0 else None
 LONE_KEEP = 3
 
 
@@ -172,7 +185,7 @@ class SourceScanner:
             for cs, cond in self.file_conds:
                 if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
                     self.file_seen.add(id(cond))
-        if tb is None and text and ("Error: " in text or "Exception: " in text) and _LONE.match(text):
+        if tb is None and text and lone_error(text) is not None:
             self.lone.append(line)
         if text:
             for fact, value, groups in self.matcher.facts_for(text, self.raw):
@@ -204,7 +217,7 @@ class SourceScanner:
             p.wait_until = 0
         self._resolve_ready(final=True)
         for line in self.lone:
-            m = _LONE.match(line.text)
+            m = lone_error(line.text)
             if m is not None:
                 self.emit(UnrecognizedEvent(m.group("type"), m.group("msg").strip(), "", line, "line"))
         if self.file_conds:

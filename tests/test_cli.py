@@ -100,6 +100,18 @@ def test_a_lone_exception_line_is_never_silent(capsys: pytest.CaptureFixture[str
     assert report["root_cause"]["id"] == "cuda-oom" and not report["unrecognized"]
 
 
+def test_a_failed_cxx_check_is_summarised(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Ray's RAY_CHECK (glog's CHECK alike) aborts a native process with no Python exception
+    log = tmp_path / "driver.log"
+    log.write_text("(TaskRunner pid=2915798) [2025-07-06 07:14:27,052 C 2915798 2915798] task_receiver.cc:219:  "
+                   "Check failed: objects_valid \n(TaskRunner pid=2915798) *** StackTrace Information ***\n"
+                   "a comment: the check failed: twice\n")
+    code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    assert code == 1
+    assert [(u["exception"], u["message"]) for u in json.loads(out)["unrecognized"]] == [
+        ("Check failed", "objects_valid")]
+
+
 def test_gzip_and_stdin(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
     gz = tmp_path / "rank1.log.gz"
