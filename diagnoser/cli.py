@@ -261,7 +261,7 @@ def run_command_cli(
         code = run_command(command, session, str(log) if log else None, warn)
     except StopLive:
         code = EXIT_FAILURE
-    report = session.finish()
+    report = session.finish(succeeded=code == 0)
     _final(report, fmt, sys.stderr)
     raise typer.Exit(code)
 

@@ -114,7 +114,7 @@ def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn
     finally:
         if not source.is_stdin:
             fh.close()
-    scanner.finish()
+    scanner.finish(lines)
     collector.lines = lines
     return collector
 
@@ -160,7 +160,7 @@ def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: 
         reader.close()
         if feeder.finder is not None:
             feeder.finder.close()
-    scanner.finish()
+    scanner.finish(feeder.next_line - 1)
     collector.lines = feeder.next_line - 1 - before_start
     collector.bytes = part.end - part.start
     return collector

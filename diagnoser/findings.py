@@ -233,21 +233,21 @@ class Collector:
             known.ranks.add(event.line.rank)
 
     def _lone(self, events: list[UnrecognizedEvent]) -> None:
-        """Keep the last LONE_KEEP of each source, and the last MAX_LONE in all: the same whether a source
-        was scanned whole or in parts (each part's scanner keeps its own last few)."""
+        """Keep the last LONE_KEEP of each source, for the first sources up to MAX_LONE in all: the same whether
+        a source was scanned whole or in parts (only the part that holds the file's end can have any)."""
         self.lone.extend(events)
         if len(self.lone) <= LONE_KEEP:
             return
         kept: list[UnrecognizedEvent] = []
         per_source: dict[int, int] = {}
-        for e in sorted(self.lone, key=lambda e: (e.line.source_index, e.line.lineno), reverse=True):
+        for e in sorted(self.lone, key=lambda e: (e.line.source_index, -e.line.lineno)):
             n = per_source.get(e.line.source_index, 0)
             if n < LONE_KEEP:
                 per_source[e.line.source_index] = n + 1
                 kept.append(e)
                 if len(kept) >= MAX_LONE:
                     break
-        self.lone = kept[::-1]
+        self.lone = kept
 
     def lone_unrecognized(self) -> list[Unrecognized]:
         """The lone exception lines as unrecognised errors, deduplicated, in log order."""
@@ -257,7 +257,7 @@ class Collector:
             known = out.get(key)
             if known is None:
                 known = out[key] = Unrecognized(e.exc_type, e.message, e.frame, Location.of(e.line), 0, lone=True)
-            known.count += e.line.repeat
+            known.count += e.count
             if e.line.rank is not None and len(known.ranks) < MAX_RANKS:
                 known.ranks.add(e.line.rank)
         return list(out.values())

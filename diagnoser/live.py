@@ -117,9 +117,12 @@ class LiveSession:
         sc.feed_raw(sc.lines + 1, text)
         sc.flush()
 
-    def finish(self) -> Report:
+    def finish(self, succeeded: bool = False) -> Report:
+        """The final report; `succeeded`: the wrapped command exited 0, so no lone error line was its failure."""
         for sc in self.scanners.values():
             sc.finish()
+        if succeeded:
+            self.collector.lone = []
         return build_report(self.collector, self.lang, time.perf_counter() - self.started)
 
     # -- output ----------------------------------------------------------------------------------------

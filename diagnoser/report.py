@@ -155,7 +155,8 @@ def to_json(report: Report) -> dict[str, object]:
         "findings": findings,
         "unrecognized": [
             {"exception": u.exc_type, "message": u.message, "source": u.first.source, "line": u.first.line,
-             "count": u.count, "frame": u.frame, "rank": u.first.rank, "ranks": sorted(u.ranks)}
+             "count": u.count, "frame": u.frame, "rank": u.first.rank, "ranks": sorted(u.ranks),
+             "lone": u.lone}
             for u in report.unrecognized
         ],
         "facts": {name: fact.value for name, fact in sorted(report.facts.items())},

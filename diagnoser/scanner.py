@@ -26,25 +26,36 @@ RECENT = 256  # physical lines remembered for context and `within` windows
 STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
 STALE_CHECK_EVERY = 512
 FOREVER = 1 << 62  # a hit with whole-file conditions waits for the end of its source
-# An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last
-# line of a paste). Only the last few per source are kept; the report shows them when nothing else
-# explains the failure.
-# C++ CHECK macros (Ray's RAY_CHECK, glog, absl) abort with "file.cc:NN:  Check failed: <condition> <message>"
-# ("file.cc:NN] Check failed: ..." in glog); a native crash with no Python exception of its own.
+# An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last line
+# of a paste), or a failed C++ CHECK (Ray's RAY_CHECK, glog, absl: "file.cc:NN:  Check failed: <condition>", glog's
+# "F0706 ... file.cc:NN] Check failed: ..." whose prefix the normaliser strips): a failure with no Python traceback.
+# It counts only near the end of its source (a recovered error mid-run is not the failure), when no signature
+# matched the line, and the report shows it only when nothing else explains the log.
 LONE_LITERALS = ("Error: ", "Exception: ", "Check failed: ")
-_LONE = regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)")
-_CHECK = regex.compile(r"\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+(?P<type>Check failed): (?P<msg>\S.*)")
+_LONE = regex.compile(r"^(?P<type>(?:[A-Za-z_]\w{0,63}\.){0,8}(?:[A-Z]\w{0,79}Error|(?:[A-Z]\w{0,79})?Exception)): "
+                      r"(?P<msg>\S.*)")
+_CHECK = regex.compile(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed): (?P<msg>\S.*)")
+# Ray prints this CHECK at interpreter exit of runs that went well (the core worker was already shut down)
+_BENIGN_CHECK = "Check failed: core_worker_process "
+LONE_TAIL = 100  # physical lines from the end of its source within which a lone line counts
+LONE_KEEP = 3  # distinct lone errors kept per source
 
 
-def lone_error(text: str) -> regex.Match[str] | None:
-    """The exception (or failed C++ CHECK) a line states on its own, if it is one."""
-    if "Error: " in text or "Exception: " in text:
+def lone_error(text: str, raw: str | None = None) -> regex.Match[str] | None:
+    """The exception (or failed C++ CHECK) a line states on its own, if it is one.
+
+    Like the signatures' gates, the literal must also be in the line as read (`raw`): a literal split by a
+    colour code is missed by the byte-level fast path, so it is missed here too.
+    """
+    if ("Error: " in text or "Exception: " in text) and (
+            raw is None or "Error: " in raw or "Exception: " in raw):
         m = _LONE.match(text)
         if m is not None:
             return m
     at = text.find("Check failed: ")
-    return _CHECK.search(text, max(0, at - 40)) if at >= 0 else None
-LONE_KEEP = 3
+    if at < 0 or (raw is not None and "Check failed: " not in raw) or _BENIGN_CHECK in text:
+        return None
+    return _CHECK.search(text, max(0, at - 40))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +81,7 @@ class UnrecognizedEvent:
     line: LogLine
     kind: str  # python | cxx | fatal | signal: a traceback; "line": a lone exception line (see _LONE)
     depends_on: tuple[str, ...] = ()  # deferred hits in this traceback: it is unrecognised only if none holds
+    count: int = 1  # lone lines: how many times the source's tail said it
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +163,7 @@ class SourceScanner:
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
         self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
-        self.lone: deque[LogLine] = deque(maxlen=LONE_KEEP)  # the last lone exception lines
+        self.lone: deque[LogLine] = deque(maxlen=LONE_TAIL)  # lone exception lines, the last LONE_TAIL
 
     @property
     def busy(self) -> bool:
@@ -185,8 +197,6 @@ class SourceScanner:
             for cs, cond in self.file_conds:
                 if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
                     self.file_seen.add(id(cond))
-        if tb is None and text and lone_error(text) is not None:
-            self.lone.append(line)
         if text:
             for fact, value, groups in self.matcher.facts_for(text, self.raw):
                 if fact.head_only and line.lineno > (HEAD_LINES if fact.job else FACT_LINES):
@@ -196,8 +206,11 @@ class SourceScanner:
                 elif fact.name not in self.facts_seen:
                     self.facts_seen.add(fact.name)
                     self.emit(FactEvent(fact.name, value, line, groups))
-            for rule, captures in self.matcher.rules_for(text, self.raw):
+            rules = self.matcher.rules_for(text, self.raw)
+            for rule, captures in rules:
                 self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
+            if tb is None and not rules and lone_error(text, self.raw) is not None:
+                self.lone.append(line)
         if line.lineno % STALE_CHECK_EVERY == 0:
             self.grouper.close_stale(line.lineno, STALE_TB)
         if self.pending:
@@ -211,17 +224,31 @@ class SourceScanner:
                 p.wait_until = 0
         self._resolve_ready()
 
-    def finish(self) -> None:
+    def finish(self, last_line: int | None = None) -> None:
+        """The source ended at physical line `last_line` (default: the last line fed)."""
         self.grouper.close_all()
         for p in list(self.pending):
             p.wait_until = 0
         self._resolve_ready(final=True)
-        for line in self.lone:
-            m = lone_error(line.text)
-            if m is not None:
-                self.emit(UnrecognizedEvent(m.group("type"), m.group("msg").strip(), "", line, "line"))
+        self._emit_lone(self.lineno if last_line is None else last_line)
         if self.file_conds:
             self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
+
+    def _emit_lone(self, last_line: int) -> None:
+        """The last LONE_KEEP distinct lone errors of the source's last LONE_TAIL lines, each with its count."""
+        found: dict[tuple[str, str], tuple[LogLine, str, str, int]] = {}
+        for line in self.lone:
+            if last_line - line.lineno >= LONE_TAIL:
+                continue
+            m = lone_error(line.text)
+            if m is None:
+                continue
+            key = (m.group("type"), m.group("msg").strip())
+            known = found.pop(key, None)  # re-inserted: the dict stays in order of each key's last line
+            count = (known[3] if known is not None else 0) + line.repeat
+            found[key] = (known[0] if known is not None else line, key[0], key[1], count)
+        for line, exc_type, message, count in list(found.values())[-LONE_KEEP:]:
+            self.emit(UnrecognizedEvent(exc_type, message, "", line, "line", count=count))
 
     # -- hits ------------------------------------------------------------------------------------
     def _hit(self, cs: CompiledSignature, rule: Rule, line: LogLine, captures: dict[str, str],

@@ -110,6 +110,39 @@ def test_a_failed_cxx_check_is_summarised(capsys: pytest.CaptureFixture[str], tm
     assert code == 1
     assert [(u["exception"], u["message"]) for u in json.loads(out)["unrecognized"]] == [
         ("Check failed", "objects_valid")]
+    # glog's form, whose "F0706 ... file.cc:219] " prefix the normaliser strips
+    log.write_text("F0706 07:14:27.052131 2915798 task_receiver.cc:219] Check failed: objects_valid \n")
+    code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    assert code == 1 and json.loads(out)["unrecognized"][0]["exception"] == "Check failed"
+    # Ray's CHECK at the exit of a run that went well
+    log.write_text("step 9 done\n[2021-12-21 10:00:01,000 C 4242 4242] core_worker.cc:194:  Check failed: "
+                   "core_worker_process The core worker process is not initialized yet or already shutdown.\n")
+    code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    assert code == 0 and not json.loads(out)["unrecognized"]
+
+
+def test_a_lone_error_counts_only_near_the_end(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # a recovered error mid-run, an optional import at start-up: not the failure of a run that went on
+    log = tmp_path / "train.log"
+    steps = "".join(f"step:{i} - actor/pg_loss:0.1\n" for i in range(150))
+    log.write_text("ModuleNotFoundError: No module named 'flash_attn'\n" + steps
+                   + "ValueError: bad sample 17, skipped\n" + steps)
+    code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    assert code == 0 and not json.loads(out)["unrecognized"]
+    # the same lines at the end: the run stopped there; bare "Exception" counts, repeats are counted
+    log.write_text(steps + "ValueError: bad sample 17, skipped\n" * 5 + "Exception: boom\n")
+    code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    got = [(u["exception"], u["count"]) for u in json.loads(out)["unrecognized"]]
+    assert code == 1 and got == [("ValueError", 5), ("Exception", 1)]
+
+
+def test_a_lone_line_a_signature_knows_is_not_unrecognised(capsys: pytest.CaptureFixture[str],
+                                                         tmp_path: Path) -> None:
+    log = tmp_path / "driver.log"
+    log.write_text("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n")
+    _code, out, _ = run_main([str(log), "--format", "json"], capsys)
+    report = json.loads(out)
+    assert [f["id"] for f in report["findings"]] == ["ray-actor-died"] and not report["unrecognized"]
 
 
 def test_gzip_and_stdin(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -106,17 +106,18 @@ def test_fast_equals_reference_with_injected_errors(db, small_blocks, tmp_path: 
 
 
 def test_lone_exception_lines_deep_in_the_body(db, small_blocks, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    # the fast path must feed lone exception lines (no traceback, no signature literal) to the scanner
+    # the fast path must feed lone exception lines (no traceback, no signature literal) to the scanner; only those
+    # near the end count (rank 0's was recovered from: the run went on for 400 lines)
     rng = random.Random(9)
-    lines = _noise(rng, 400)
-    for k in range(5):
+    lines = [*_noise(rng, 100), "[rank0]: ZeroDivisionError: recovered from, far from the end", *_noise(rng, 400)]
+    for k in range(1, 5):
         kind = ["ZeroDivisionError", "hydra.errors.ConfigCompositionException", "TokenizerLoadError"][k % 3]
-        lines += [f"[rank{k}]: {kind}: odd failure {'abcde'[k]}", *_noise(rng, 50)]  # types no signature names
+        lines += [f"[rank{k}]: {kind}: odd failure {'abcde'[k]}", *_noise(rng, 12)]  # types no signature names
     log = tmp_path / "lone.log"
     log.write_text("\n".join(lines), encoding="utf-8")
     fast = _json(db, [log], fast=True)
     assert fast == _json(db, [log], fast=False)
-    assert [u["rank"] for u in json.loads(fast)["unrecognized"]] == [2, 3, 4]  # the last three
+    assert [u["rank"] for u in json.loads(fast)["unrecognized"]] == [2, 3, 4]  # the last three, in log order
 
 
 def test_lone_lines_kept_the_same_from_parts_or_whole() -> None:

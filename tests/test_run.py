@@ -39,6 +39,16 @@ def test_succeeding_child() -> None:
     assert proc.returncode == 0 and proc.stdout == "hello\n" and "No failure found" in proc.stderr
 
 
+def test_a_child_that_succeeds_has_no_lone_error() -> None:
+    # a lone exception line is a failure only if the command failed: here it exited 0
+    script = "print('KeyError: optional field, default used'); print('done')"
+    proc = diagnose("run", "--", sys.executable, "-c", script)
+    assert proc.returncode == 0 and "No failure found" in proc.stderr and "KeyError" not in proc.stderr
+    failing = "import sys; print('KeyError: optional field, default used'); sys.exit(4)"
+    proc = diagnose("run", "--", sys.executable, "-c", failing)
+    assert proc.returncode == 4 and "First unrecognised error: KeyError" in proc.stderr
+
+
 def test_missing_command_is_a_usage_error() -> None:
     proc = diagnose("run", "--", "no-such-command-xyz")
     assert proc.returncode == 2 and "command not found" in proc.stderr and "Traceback" not in proc.stderr
