@@ -86,14 +86,14 @@ def test_a_lone_exception_line_is_never_silent(capsys: pytest.CaptureFixture[str
     code, out, _ = run_main([str(log), "--format", "json"], capsys)
     report = json.loads(out)
     assert code == 1 and report["root_cause"] is None
-    assert [(u["exception"], u["line"]) for u in report["unrecognized"]] == [("ImportError", 4)]
+    assert [(u["exception"], u["line"], u["lone"]) for u in report["unrecognized"]] == [("ImportError", 4, True)]
     _code, out, _ = run_main([str(log)], capsys)
     assert "First unrecognised error: ImportError" in out and "no traceback comes with it" in out
     # a traceback, or a cause, explains more than a lone line: then the lone line is not listed
     log.write_text("ImportError: optional plugin missing\nTraceback (most recent call last):\n"
                    '  File "x.py", line 1, in <module>\nZeroDivisionError: division by zero\n')
     _code, out, _ = run_main([str(log), "--format", "json"], capsys)
-    assert [u["exception"] for u in json.loads(out)["unrecognized"]] == ["ZeroDivisionError"]
+    assert [(u["exception"], u["lone"]) for u in json.loads(out)["unrecognized"]] == [("ZeroDivisionError", False)]
     log.write_text("ImportError: optional plugin missing\n" + SAMPLE.read_text(encoding="utf-8"))
     _code, out, _ = run_main([str(log), "--format", "json"], capsys)
     report = json.loads(out)
