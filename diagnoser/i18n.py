@@ -80,20 +80,23 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "more_rows": {"en": "… and {n} more", "zh": "…… 另有 {n} 条"},
     "job_ranks": {"en": "{ranks} rank(s) on {hosts} host(s)", "zh": "{hosts} 台主机上的 {ranks} 个 rank"},
     "first_error": {"en": "First unrecognised error", "zh": "第一个未识别的错误"},
+    # the panel of an unrecognised error: where to start (a traceback, or a lone line), then how to teach diagnose
     "unrecognized_hint": {
         "en": "No signature recognises this error. It is the earliest error in the logs, so start there: read "
-        "its traceback at the place above. If it is a known problem, a signature file teaches diagnose to "
-        "recognise it (diagnose --signatures DIR; see signatures/README.md).",
-        "zh": "没有特征能识别此错误。它是日志中最早出现的错误，请从这里开始：查看上述位置的调用栈。若这是已知问题，"
-        "可编写特征文件让 diagnose 识别它（diagnose --signatures DIR；见 signatures/README.md）。",
+        "its traceback at the place above.",
+        "zh": "没有特征能识别此错误。它是日志中最早出现的错误，请从这里开始：查看上述位置的调用栈。",
     },
     "unrecognized_hint_lone": {
         "en": "No signature recognises this error, and no traceback comes with it in the logs (it may have been "
-        "cut off). Start there: read the lines around the place above. If it is a known problem, a signature "
-        "file teaches diagnose to recognise it (diagnose --signatures DIR; see signatures/README.md).",
+        "cut off). Start there: read the lines around the place above.",
         "zh": "没有特征能识别此错误，日志中也没有与之对应的调用栈（可能已被截断）。"
-        "请从这里开始：查看上述位置附近的日志行。"
-        "若这是已知问题，可编写特征文件让 diagnose 识别它（diagnose --signatures DIR；见 signatures/README.md）。",
+        "请从这里开始：查看上述位置附近的日志行。",
+    },
+    "unrecognized_teach": {
+        "en": " If it is a known problem, a signature file teaches diagnose to recognise it (diagnose --signatures "
+        "DIR; see signatures/README.md).",
+        "zh": "若这是已知问题，可编写特征文件让 diagnose 识别它"
+        "（diagnose --signatures DIR；见 signatures/README.md）。",
     },
     "last_checkpoint": {"en": "Last checkpoint", "zh": "最近的检查点"},
     "none_seen": {"en": "none seen in the logs", "zh": "日志中未见"},

@@ -266,6 +266,10 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
                            seconds=f"{s.seconds:.2f}"), style="dim"))
 
 
+def _unrecognized_hint(u: Unrecognized, lang: str) -> str:
+    return msg("unrecognized_hint_lone" if u.lone else "unrecognized_hint", lang) + msg("unrecognized_teach", lang)
+
+
 def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
     lang = report.lang
     body: list[RenderableType] = [
@@ -276,7 +280,7 @@ def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
     if u.frame:
         body.append(Text.assemble((_label("frame", lang), "bold"), u.frame))
     body += [Text(""), Text(f"{u.exc_type}: {u.message}", style="bold"), Text(""),
-             Text(msg("unrecognized_hint_lone" if u.lone else "unrecognized_hint", lang))]
+             Text(_unrecognized_hint(u, lang))]
     title = Text(f"{_label('first_error', lang)}{u.exc_type}", style="bold yellow")
     return Panel(Group(*body), title=title, title_align="left", border_style="yellow", box=box.ROUNDED)
 
@@ -307,7 +311,7 @@ def render_markdown(report: Report) -> str:
                     f"- **{msg('where', lang)}{_colon(lang)}** {where_text(first.first, lang)}",
                     *([f"- **{msg('frame', lang)}{_colon(lang)}** `{first.frame}`"] if first.frame else []), "",
                     "```", f"{first.exc_type}: {first.message}", "```", "",
-                    msg("unrecognized_hint_lone" if first.lone else "unrecognized_hint", lang), ""]
+                    _unrecognized_hint(first, lang), ""]
     if shown is not None:
         heading = msg("root_cause", lang) if shown is rc else msg("symptom", lang)
         out += [f"## {heading}: {shown.sig.title.get(lang)} (`{shown.sig.id}`)", "",
