@@ -97,6 +97,23 @@ class Unrecognized:
     lone: bool = False  # an exception line with no traceback around it
 
 
+def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: UnrecognizedEvent) -> None:
+    """Count an unrecognised error into `table`, one entry per exception and message (numbers masked)."""
+    key = (event.exc_type, _NUMBERS.sub("N", event.message)[:200])
+    where = Location.of(event.line)
+    lone = event.kind == "line"
+    known = table.get(key)
+    if known is None:
+        if len(table) >= MAX_UNRECOGNIZED:
+            return
+        known = table[key] = Unrecognized(event.exc_type, event.message, event.frame, where, 0, lone=lone)
+    known.count += event.count if lone else event.line.repeat  # a lone event counted its repeats already
+    if earlier(where, known.first):
+        known.first, known.message, known.frame = where, event.message, event.frame
+    if event.line.rank is not None and len(known.ranks) < MAX_RANKS:
+        known.ranks.add(event.line.rank)
+
+
 @dataclass(slots=True)
 class Moment:
     """The first failure one rank (or one file, when ranks are unknown) showed."""
@@ -218,19 +235,8 @@ class Collector:
             known.absorb(f)
 
     def _unrecognized(self, event: UnrecognizedEvent) -> None:
-        key = (event.exc_type, _NUMBERS.sub("N", event.message)[:200])
-        where = Location.of(event.line)
-        self._moment(f"exception:{event.exc_type}", where)
-        known = self.unrecognized.get(key)
-        if known is None:
-            if len(self.unrecognized) >= MAX_UNRECOGNIZED:
-                return
-            known = self.unrecognized[key] = Unrecognized(event.exc_type, event.message, event.frame, where, 0)
-        known.count += event.line.repeat
-        if earlier(where, known.first):
-            known.first, known.message, known.frame = where, event.message, event.frame
-        if event.line.rank is not None and len(known.ranks) < MAX_RANKS:
-            known.ranks.add(event.line.rank)
+        self._moment(f"exception:{event.exc_type}", Location.of(event.line))
+        fold_unrecognized(self.unrecognized, event)
 
     def _lone(self, events: list[UnrecognizedEvent]) -> None:
         """Keep the last LONE_KEEP of each source, for the first sources up to MAX_LONE in all: the same whether
@@ -253,13 +259,7 @@ class Collector:
         """The lone exception lines as unrecognised errors, deduplicated, in log order."""
         out: dict[tuple[str, str], Unrecognized] = {}
         for e in sorted(self.lone, key=lambda e: (e.line.source_index, e.line.lineno)):
-            key = (e.exc_type, _NUMBERS.sub("N", e.message)[:200])
-            known = out.get(key)
-            if known is None:
-                known = out[key] = Unrecognized(e.exc_type, e.message, e.frame, Location.of(e.line), 0, lone=True)
-            known.count += e.count
-            if e.line.rank is not None and len(known.ranks) < MAX_RANKS:
-                known.ranks.add(e.line.rank)
+            fold_unrecognized(out, e)
         return list(out.values())
 
     def finalize(self) -> None:

@@ -163,7 +163,8 @@ class SourceScanner:
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
         self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
-        self.lone: deque[LogLine] = deque(maxlen=LONE_TAIL)  # lone exception lines, the last LONE_TAIL
+        # lone exception lines (line, type, message), the last LONE_TAIL
+        self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
 
     @property
     def busy(self) -> bool:
@@ -209,8 +210,10 @@ class SourceScanner:
             rules = self.matcher.rules_for(text, self.raw)
             for rule, captures in rules:
                 self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
-            if tb is None and not rules and lone_error(text, self.raw) is not None:
-                self.lone.append(line)
+            if tb is None and not rules:
+                m = lone_error(text, self.raw)
+                if m is not None:
+                    self.lone.append((line, m.group("type"), m.group("msg").strip()))
         if line.lineno % STALE_CHECK_EVERY == 0:
             self.grouper.close_stale(line.lineno, STALE_TB)
         if self.pending:
@@ -236,18 +239,13 @@ class SourceScanner:
 
     def _emit_lone(self, last_line: int) -> None:
         """The last LONE_KEEP distinct lone errors of the source's last LONE_TAIL lines, each with its count."""
-        found: dict[tuple[str, str], tuple[LogLine, str, str, int]] = {}
-        for line in self.lone:
+        found: dict[tuple[str, str], tuple[LogLine, int]] = {}  # (type, message) -> its first line, count
+        for line, exc_type, message in self.lone:
             if last_line - line.lineno >= LONE_TAIL:
                 continue
-            m = lone_error(line.text)
-            if m is None:
-                continue
-            key = (m.group("type"), m.group("msg").strip())
-            known = found.pop(key, None)  # re-inserted: the dict stays in order of each key's last line
-            count = (known[3] if known is not None else 0) + line.repeat
-            found[key] = (known[0] if known is not None else line, key[0], key[1], count)
-        for line, exc_type, message, count in list(found.values())[-LONE_KEEP:]:
+            first, count = found.pop((exc_type, message), (line, 0))  # re-inserted: ordered by each key's last line
+            found[(exc_type, message)] = (first, count + line.repeat)
+        for (exc_type, message), (line, count) in list(found.items())[-LONE_KEEP:]:
             self.emit(UnrecognizedEvent(exc_type, message, "", line, "line", count=count))
 
     # -- hits ------------------------------------------------------------------------------------
