@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.generate import generate, parse_size  # noqa: E402
 from diagnoser.database import load_database  # noqa: E402
-from diagnoser.fastscan import gate_literals_static  # noqa: E402
+from diagnoser.fastscan import body_literals  # noqa: E402
 
 
 def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL,
@@ -60,13 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = int(info["lines"])
 
     db = load_database()
-    # what the database looks for on every line: rule literals, whole-file conditions, traceback starts,
-    # checkpoint messages (config facts are read only near the top of a file)
-    body = gate_literals_static(db)
-    for fact in db.facts:
-        if fact.mode == "last" and fact.gate is not None:
-            body |= set(fact.gate.literals)
-    literals = sorted(body)
+    # what the database looks for on every line (config facts are read only near the top of a file)
+    literals = sorted(body_literals(db))
     lits = Path(tempfile.mkdtemp()) / "literals.txt"
     lits.write_text("\n".join(literals) + "\n", encoding="utf-8")
 

@@ -65,18 +65,12 @@ class FastFeeder:
         self.finder = finder  # grep's candidates for the blocks after the fact region (grepscan.py)
         scanner.lookback = self._lookback
         db = scanner.db
-        body = gate_literals_static(db)
         self.first_facts: dict[str, set[str]] = {}
         for fact in db.facts:
-            literals = set(fact.gate.literals) if fact.gate else set()
-            if fact.job:
-                continue  # read in the head, which is fed whole
-            if fact.mode == "last":
-                body |= literals  # checkpoints: read everywhere
-            else:
-                self.first_facts.setdefault(fact.name, set()).update(literals)
-        self.body_literals = frozenset(body)
-        head = set(body).union(*self.first_facts.values())
+            if not fact.job and fact.mode != "last":  # job facts: in the head, which is fed whole
+                self.first_facts.setdefault(fact.name, set()).update(fact.gate.literals if fact.gate else ())
+        self.body_literals = body_literals(db)
+        head = set(self.body_literals).union(*self.first_facts.values())
         # In the first FACT_LINES lines the facts are read too; after them only rules and checkpoints.
         self.head_plan = plan_search(frozenset(head))
         self.body_plan = plan_search(self.body_literals)
@@ -257,10 +251,16 @@ def gate_literals_static(db: Database) -> set[str]:
     return (found or set()) | set(GROUPER_LITERALS)
 
 
-def body_plan(db: Database) -> SearchPlan:
-    """The plan for the lines after the fact region: rule literals, whole-file conditions, checkpoints."""
+def body_literals(db: Database) -> frozenset[str]:
+    """What is searched on every line after the fact region: rule literals, whole-file conditions, traceback
+    starts and lone errors, and the facts read everywhere (checkpoints)."""
     body = gate_literals_static(db)
     for fact in db.facts:
-        if fact.mode == "last" and fact.gate is not None:
+        if fact.mode == "last" and not fact.job and fact.gate is not None:
             body |= set(fact.gate.literals)
-    return plan_search(frozenset(body))
+    return frozenset(body)
+
+
+def body_plan(db: Database) -> SearchPlan:
+    """The plan for the lines after the fact region."""
+    return plan_search(body_literals(db))
