@@ -90,6 +90,10 @@ class Database:
     cond_keys: dict[int, str] = field(default_factory=dict)  # id(condition) -> a name stable across processes
     file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...] = ()
 
+    def by_id(self) -> dict[str, Signature]:
+        """Each signature under its id (what a Collector labels its findings with)."""
+        return {cs.sig.id: cs.sig for cs in self.signatures}
+
     def get(self, sig_id: str) -> CompiledSignature | None:
         for cs in self.signatures:
             if cs.sig.id == sig_id:

@@ -32,9 +32,6 @@ def _ignore(_message: str) -> None:
     return None
 
 
-def signature_map(db: Database) -> dict[str, object]:
-    return {cs.sig.id: cs.sig for cs in db.signatures}
-
 
 # Below this size a file is read line by line: the same result, and no search plan to make.
 FAST_MIN_BYTES = 8 << 20
@@ -79,7 +76,7 @@ def job_year(sources: list[Source]) -> int | None:
 def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn: Warn = _ignore,
                 fast: bool | str = True, year: int | None = None) -> Collector:
     """Scan one source from start to end into a fresh collector (the fast path unless told otherwise)."""
-    collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
+    collector = Collector(db.by_id())
     collector.sources = 1
     collector.roles[source.name] = (source.role, source.host)
     scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host, year)
@@ -121,7 +118,7 @@ def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn
 
 def scan_lines(db: Database, lines: Iterable[str], name: str = "<text>", matcher: Matcher | None = None) -> Collector:
     """Scan text already in memory (signature examples, tests)."""
-    collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
+    collector = Collector(db.by_id())
     collector.sources = 1
     scanner = SourceScanner(db, matcher or Matcher(db), name, 0, collector)
     for lineno, text in enumerate(lines, start=1):
@@ -138,7 +135,7 @@ def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: 
     """Scan one part of a big file (see split.py); part 0 also holds the file's head."""
     assert source.path is not None
     path = source.path
-    collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
+    collector = Collector(db.by_id())
     collector.sources = 1 if part.start == 0 else 0
     collector.roles[source.name] = (source.role, source.host)
     scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host, year)
@@ -267,7 +264,7 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
     scan's. Standard input is always read here.
     """
     started = time.perf_counter()
-    signatures = {cs.sig.id: cs.sig for cs in db.signatures}
+    signatures = db.by_id()
     total = Collector(signatures)
     year = job_year(sources)
     tasks = _tasks(db, sources, jobs, fast) if jobs > 1 else []

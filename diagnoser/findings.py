@@ -120,7 +120,6 @@ class Moment:
 
     what: str  # a signature id, or "exception:<type>" for an unrecognised traceback
     where: Location
-    failure: bool = True
 
 
 @dataclass(slots=True)

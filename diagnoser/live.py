@@ -48,7 +48,7 @@ class LiveSession:
         self.hang_after = hang_after
         self.color = color
         self.started = time.perf_counter()
-        self.collector = Collector({cs.sig.id: cs.sig for cs in db.signatures})
+        self.collector = Collector(db.by_id())
         self.matcher = Matcher(db, warn)
         self.scanners: dict[str, SourceScanner] = {}
         self.last_feed: dict[str, float] = {}
