@@ -22,7 +22,7 @@ from .literals import Gate
 from .normalize import FACT_LINES, HEAD_LINES
 from .plan import SearchPlan, plan_search
 from .scanner import LONE_LITERALS, RECENT, SourceScanner
-from .sources import MAX_LINE, TRUNCATED, decode
+from .sources import MAX_LINE, line_text
 
 BLOCK = 4 << 20
 # What starts a traceback record, or changes how one is read (the grouper's triggers).
@@ -216,7 +216,7 @@ class FastFeeder:
         self._feed(raw)
 
     def _feed(self, raw: bytes) -> None:
-        self.scanner.feed_raw(self.next_line, _text(raw))
+        self.scanner.feed_raw(self.next_line, line_text(raw))
         self.next_line += 1
 
     def _lookback(self, first: int, last: int) -> list[tuple[int, str]]:
@@ -229,18 +229,13 @@ class FastFeeder:
             while lineno >= max(first, lo) and end >= 0:
                 begin = data.rfind(b"\n", 0, end) + 1
                 if lineno <= last:
-                    out.append((lineno, _text(data[begin:end])))
+                    out.append((lineno, line_text(data[begin:end])))
                 end, lineno = begin - 1, lineno - 1
             if lineno < first:
                 break
         out.reverse()
         return out
 
-
-def _text(raw: bytes) -> str:
-    if len(raw) >= MAX_LINE:
-        return decode(raw[:MAX_LINE]) + TRUNCATED
-    return decode(raw)
 
 
 def gate_literals_static(db: Database) -> set[str]:

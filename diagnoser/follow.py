@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .i18n import Msg
-from .sources import MAX_LINE, TRUNCATED, decode, lines_before
+from .sources import MAX_LINE, line_text, lines_before
 from .walk import describe, expand
 
 READ_SIZE = 1 << 20
@@ -207,15 +207,13 @@ class Follower:
         tail.partial_since = now
         for raw in data[:end].split(b"\n"):
             tail.lineno += 1
-            cut = len(raw) >= MAX_LINE
-            text = decode(raw[:MAX_LINE] if cut else raw)
-            yield tail, tail.lineno, text + TRUNCATED if cut else text
+            yield tail, tail.lineno, line_text(raw)
 
     def _flush(self, tail: Tail) -> Iterator[tuple[Tail, int, str]]:
         raw, tail.partial = tail.partial, b""
         cut, tail.overlong = tail.overlong, False
         tail.lineno += 1
-        yield tail, tail.lineno, decode(raw) + (TRUNCATED if cut else "")
+        yield tail, tail.lineno, line_text(raw, cut)
 
     def close(self) -> None:
         for tail in self.tails.values():

@@ -21,7 +21,7 @@ from typing import BinaryIO
 from .errors import InputError
 from .i18n import Msg
 from .live import LiveSession, StopLive
-from .sources import MAX_LINE, TRUNCATED, decode
+from .sources import MAX_LINE, line_text
 
 QUEUE_LIMIT = 200_000  # lines waiting for the diagnosis; beyond it lines are counted and skipped
 SOURCE = "<run>"
@@ -37,6 +37,7 @@ class _Pump(threading.Thread):
 
     def run(self) -> None:
         partial = b""
+        head: bytes | None = None  # the first MAX_LINE bytes of an over-long line whose rest is dropped
         while True:
             try:
                 chunk = os.read(self.fd, 1 << 16)
@@ -55,13 +56,20 @@ class _Pump(threading.Thread):
                     self.log.flush()
             partial += chunk
             *complete, partial = partial.split(b"\n")
-            if len(partial) > MAX_LINE:
-                complete.append(partial[:MAX_LINE] + TRUNCATED.encode())
-                partial = b""
             for raw in complete:
-                self._queue(decode(raw))
-        if partial:
-            self._queue(decode(partial))
+                if head is not None:  # the end of the over-long line: it is the head, cut
+                    raw, head = head, None
+                    self._queue(line_text(raw, cut=True))
+                else:
+                    self._queue(line_text(raw))
+            if head is not None:
+                partial = b""  # still inside the over-long line
+            elif len(partial) >= MAX_LINE:
+                head, partial = partial[:MAX_LINE], b""
+        if head is not None:
+            self._queue(line_text(head, cut=True))
+        elif partial:
+            self._queue(line_text(partial))
         self.lines.put(None)
 
     def _queue(self, text: str) -> None:

@@ -63,6 +63,13 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
+def line_text(raw: bytes, cut: bool = False) -> str:
+    """One physical line as text for matching: at most MAX_LINE bytes, and a cut line says so."""
+    if len(raw) >= MAX_LINE:
+        raw, cut = raw[:MAX_LINE], True
+    return decode(raw) + TRUNCATED if cut else decode(raw)
+
+
 class _CrToLf(io.RawIOBase):
     """Reads a file whose lines end in a lone CR (classic Mac) as if they ended in LF."""
 
@@ -136,8 +143,7 @@ def iter_lines(fh: BinaryIO, counter: Callable[[int], None] | None = None,
                         break
             if counter is not None:
                 counter(size)
-            text = decode(data.rstrip(b"\n"))
-            yield lineno, (text + TRUNCATED) if cut else text
+            yield lineno, line_text(data.rstrip(b"\n"), cut)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if warn is not None:
             warn(Msg("warn_corrupt_at", name=name, line=lineno, reason=exc) if lineno

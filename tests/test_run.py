@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -47,6 +48,15 @@ def test_a_child_that_succeeds_has_no_lone_error() -> None:
     failing = "import sys; print('KeyError: optional field, default used'); sys.exit(4)"
     proc = diagnose("run", "--", sys.executable, "-c", failing)
     assert proc.returncode == 4 and "First unrecognised error: KeyError" in proc.stderr
+
+
+def test_an_over_long_line_is_cut_and_its_rest_dropped() -> None:
+    # the rest of a line past 64 KiB is not a line of its own: the OOM text at its end is not matched
+    script = ("import sys; sys.stdout.write('x' * 200000 + ' CUDA out of memory. Tried to allocate 2.00 GiB\\n'); "
+              "print('after'); sys.exit(1)")
+    proc = diagnose("run", "--format", "json", "--", sys.executable, "-c", script)
+    report = json.loads(proc.stderr)
+    assert proc.returncode == 1 and report["stats"]["lines"] == 2 and not report["findings"]
 
 
 def test_missing_command_is_a_usage_error() -> None:
