@@ -27,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.generate import generate, parse_size  # noqa: E402
-from diagnoser.database import load_database  # noqa: E402
-from diagnoser.fastscan import body_literals  # noqa: E402
+from diagnoser.match.database import load_database  # noqa: E402
+from diagnoser.search.feeder import body_literals  # noqa: E402
 
 
 def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL,

@@ -18,17 +18,17 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from . import __version__
-from .catalog import list_json, render_explain, render_list
-from .database import Database, load_database
-from .engine import default_jobs, diagnose
 from .errors import DiagnoserError, InputError, UsageError
 from .i18n import LANGS, Msg, detect_lang, localized, msg
-from .live import LiveSession, StopLive, follow, parse_duration
-from .render import render_markdown, render_text
-from .report import Report, to_json
-from .runcmd import run_command
-from .sources import Source, file_sources
-from .walk import expand
+from .match.database import Database, load_database
+from .modes.batch import default_jobs, diagnose
+from .modes.live import LiveSession, StopLive, follow, parse_duration
+from .modes.run import run_command
+from .read.sources import Source, file_sources
+from .read.walk import expand
+from .report.catalog import list_json, render_explain, render_list
+from .report.model import Report, to_json
+from .report.text import render_markdown, render_text
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.database import Database, load_database
+from diagnoser.match.database import Database, load_database
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"

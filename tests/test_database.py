@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from diagnoser.catalog import markdown_table
-from diagnoser.database import Database, builtin_root, load_database
-from diagnoser.literals import nesting_problem
-from diagnoser.signature import FIELD_ORDER, placeholder_names
+from diagnoser.match.database import Database, builtin_root, load_database
+from diagnoser.match.literals import nesting_problem
+from diagnoser.match.schema import FIELD_ORDER, placeholder_names
+from diagnoser.report.catalog import markdown_table
 
 from .conftest import SHARED_IDS, SIGNATURES
 

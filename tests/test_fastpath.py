@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser import fastscan, grepscan, normalize, scanner, sources
-from diagnoser.engine import diagnose
 from diagnoser.eval import find_cases
-from diagnoser.plan import plan_search
-from diagnoser.report import to_json
-from diagnoser.sources import Source
+from diagnoser.match import scanner
+from diagnoser.modes.batch import diagnose
+from diagnoser.read import normalize, sources
+from diagnoser.read.sources import Source
+from diagnoser.report.model import to_json
+from diagnoser.search import feeder as fastscan
+from diagnoser.search import grep as grepscan
+from diagnoser.search.plan import plan_search
 
 from .conftest import SAMPLES
 
@@ -121,9 +124,9 @@ def test_lone_exception_lines_deep_in_the_body(db, small_blocks, tmp_path: Path)
 
 
 def test_lone_lines_kept_the_same_from_parts_or_whole() -> None:
-    from diagnoser.findings import Collector
-    from diagnoser.normalize import LogLine
-    from diagnoser.scanner import UnrecognizedEvent
+    from diagnoser.judge.findings import Collector
+    from diagnoser.read.normalize import LogLine
+    from diagnoser.match.scanner import UnrecognizedEvent
 
     def event(source_index: int, lineno: int) -> UnrecognizedEvent:
         message = "".join(chr(97 + int(d)) for d in str(lineno))  # distinct after numbers are masked
@@ -185,8 +188,9 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
     monkeypatch.setattr(grepscan, "GREP_MIN_BYTES", 0)
     import sys
 
-    from diagnoser import split
-    from diagnoser.fastscan import body_plan
+    from diagnoser.search.feeder import body_plan
+
+    from diagnoser.search import split
     sys.path.insert(0, str(SAMPLES.parent))
     from benchmarks.generate import generate
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser import follow as follow_mod
-from diagnoser.follow import Follower
-from diagnoser.sources import MAX_LINE
+from diagnoser.read import follow as follow_mod
+from diagnoser.read.follow import Follower
+from diagnoser.read.sources import MAX_LINE
 
 
 def lines(f: Follower) -> list[tuple[str, int, str]]:

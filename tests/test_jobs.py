@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.engine import diagnose
-from diagnoser.report import to_json
-from diagnoser.walk import describe, expand
+from diagnoser.modes.batch import diagnose
+from diagnoser.read.walk import describe, expand
+from diagnoser.report.model import to_json
 
 from .conftest import SAMPLES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.normalize import Normalizer, strip_ansi
+from diagnoser.read.normalize import Normalizer, strip_ansi
 
 
 def one(raw: str):  # type: ignore[no-untyped-def]

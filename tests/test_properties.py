@@ -10,14 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diagnoser import fastscan, normalize, scanner
-from diagnoser.database import Database, load_database
-from diagnoser.engine import diagnose, diagnose_text
-from diagnoser.follow import Follower
-from diagnoser.normalize import Normalizer
-from diagnoser.report import to_json
-from diagnoser.sources import Source, decode
-from diagnoser.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
+from diagnoser.match import scanner
+from diagnoser.match.database import Database, load_database
+from diagnoser.modes.batch import diagnose, diagnose_text
+from diagnoser.read import normalize
+from diagnoser.read.follow import Follower
+from diagnoser.read.normalize import Normalizer
+from diagnoser.read.sources import Source, decode
+from diagnoser.read.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
+from diagnoser.report.model import to_json
+from diagnoser.search import feeder as fastscan
 
 from .conftest import SAMPLES
 

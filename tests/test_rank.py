@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from diagnoser.engine import diagnose_text
-from diagnoser.findings import Finding, Location
-from diagnoser.rank import compact_ranks, rank_findings, root_cause
-from diagnoser.signature import Signature, Text
+from diagnoser.judge.findings import Finding, Location
+from diagnoser.judge.rank import compact_ranks, rank_findings, root_cause
+from diagnoser.match.schema import Signature, Text
+from diagnoser.modes.batch import diagnose_text
 
 
 def sig(sig_id: str, kind: str, severity: str) -> Signature:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.remedy import choose, fill, holds
-from diagnoser.signature import RemedyVariant, Text, WhenTest
+from diagnoser.judge.remedy import choose, fill, holds
+from diagnoser.match.schema import RemedyVariant, Text, WhenTest
 
 
 @pytest.mark.parametrize(("template", "values", "out"), [

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.database import load_database
-from diagnoser.engine import diagnose_text, scan_lines
-from diagnoser.signature import Example
+from diagnoser.match.database import load_database
+from diagnoser.match.schema import Example
+from diagnoser.modes.batch import diagnose_text, scan_lines
 
 DB = load_database()
 CASES: list[tuple[str, str, int, Example]] = []

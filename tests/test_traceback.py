@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from diagnoser.normalize import Normalizer
-from diagnoser.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
+from diagnoser.read.normalize import Normalizer
+from diagnoser.read.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
 
 
 def group(text: str) -> list[TracebackRecord]:

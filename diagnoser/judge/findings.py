@@ -7,8 +7,7 @@ from typing import TypeVar
 
 import regex
 
-from .normalize import LogLine
-from .scanner import (
+from ..match.scanner import (
     LONE_KEEP,
     DeferredHitEvent,
     Event,
@@ -18,7 +17,8 @@ from .scanner import (
     HitEvent,
     UnrecognizedEvent,
 )
-from .signature import Signature
+from ..match.schema import Signature
+from ..read.normalize import LogLine
 
 T = TypeVar("T")
 MAX_RANKS = 4096

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..i18n import Msg
+from ..search.plan import SearchPlan, plan_search
 from .database import CompiledCondition, Database, FactRule, Rule
-from .i18n import Msg
 from .literals import Gate
-from .plan import SearchPlan, plan_search
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run

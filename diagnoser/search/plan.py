@@ -57,7 +57,7 @@ class SearchPlan:
 
 @lru_cache(maxsize=1)
 def _background() -> tuple[bytes, tuple[float, ...], int]:
-    text = resources.files("diagnoser").joinpath("background.txt").read_bytes()
+    text = resources.files("diagnoser.search").joinpath("background.txt").read_bytes()
     body = b"\n".join(x for x in text.split(b"\n") if not x.startswith(b"#"))
     counts = Counter(body)
     total = max(1, len(body))

@@ -13,9 +13,9 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-from .normalize import FACT_LINES, HEAD_LINES, Normalizer
+from ..match.scanner import STALE_TB
+from ..read.normalize import FACT_LINES, HEAD_LINES, Normalizer
 from .plan import SearchPlan
-from .scanner import STALE_TB
 
 SPLIT_MIN = 256 << 20  # a smaller file is not worth the processes
 QUIET_BYTES = 8 << 20  # the stretch before a part's start that must hold no candidate
@@ -90,7 +90,7 @@ def plan_parts(path: Path, size: int, parts: int, plan: SearchPlan) -> list[Part
 
 def head_year(path: Path) -> int | None:
     """The year a scan from the start would date year-less timestamps with (see normalize.HEAD_LINES)."""
-    from .sources import decode
+    from ..read.sources import decode
 
     norm = Normalizer(str(path))
     with open(path, "rb") as fh:

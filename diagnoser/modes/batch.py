@@ -12,18 +12,18 @@ import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
-from . import grepscan
-from .database import Database, build_database
-from .errors import InputError
-from .fastscan import FastFeeder, body_plan, gate_literals
-from .findings import Collector
-from .i18n import Msg
-from .matcher import Matcher
-from .report import Report, build_report
-from .scanner import SourceScanner
-from .signature import Signature
-from .sources import Source, iter_lines, lines_before, open_binary, read_guarded
-from .split import LimitedReader, Part, head_year, plan_parts
+from ..errors import InputError
+from ..i18n import Msg
+from ..judge.findings import Collector
+from ..match.database import Database, build_database
+from ..match.matcher import Matcher
+from ..match.scanner import SourceScanner
+from ..match.schema import Signature
+from ..read.sources import Source, iter_lines, lines_before, open_binary, read_guarded
+from ..report.model import Report, build_report
+from ..search import grep as grepscan
+from ..search.feeder import FastFeeder, body_plan, gate_literals
+from ..search.split import LimitedReader, Part, head_year, plan_parts
 
 Warn = Callable[[str], None]
 

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import BinaryIO
 
-from .errors import InputError
-from .i18n import Msg
+from ..errors import InputError
+from ..i18n import Msg
+from ..read.sources import MAX_LINE, line_text
 from .live import LiveSession, StopLive
-from .sources import MAX_LINE, line_text
 
 QUEUE_LIMIT = 200_000  # lines waiting for the diagnosis; beyond it lines are counted and skipped
 SOURCE = "<run>"

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import InputError
-from .i18n import Msg
+from ..errors import InputError
+from ..i18n import Msg
 
 MAX_LINE = 64 * 1024  # bytes of one line kept for matching; the rest is skipped
 TRUNCATED = " …[line cut at 64 KiB]"

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
+from ..read.traceback import TracebackGrouper, TracebackRecord
 from .database import CompiledSignature, Database, Rule
 from .matcher import Matcher
-from .normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
-from .traceback import TracebackGrouper, TracebackRecord
 
 CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 2

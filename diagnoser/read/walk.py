@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from .i18n import Msg
+from ..i18n import Msg
 from .sources import GZIP_MAGIC, Source
 
 SNIFF_BYTES = 8192

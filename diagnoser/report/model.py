@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .findings import Collector, Fact, Finding, Location, Unrecognized, earlier
-from .rank import compact_ranks, rank_findings, root_cause
-from .remedy import fill, render_remedy
-from .scanner import EvidenceLine
-from .story import Story, build_story
+from ..judge.findings import Collector, Fact, Finding, Location, Unrecognized, earlier
+from ..judge.rank import compact_ranks, rank_findings, root_cause
+from ..judge.remedy import fill, render_remedy
+from ..judge.story import Story, build_story
+from ..match.scanner import EvidenceLine
 
 SCHEMA = 1
 MAX_EVIDENCE_CHARS = 400

@@ -16,13 +16,13 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
-from .database import Database
-from .grepscan import GrepFinder
-from .literals import Gate
-from .normalize import FACT_LINES, HEAD_LINES
+from ..match.database import Database
+from ..match.literals import Gate
+from ..match.scanner import LONE_LITERALS, RECENT, SourceScanner
+from ..read.normalize import FACT_LINES, HEAD_LINES
+from ..read.sources import MAX_LINE, line_text
+from .grep import GrepFinder
 from .plan import SearchPlan, plan_search
-from .scanner import LONE_LITERALS, RECENT, SourceScanner
-from .sources import MAX_LINE, line_text
 
 BLOCK = 4 << 20
 # What starts a traceback record, or changes how one is read (the grouper's triggers).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .signature import PLACEHOLDER_RE, RemedyVariant, Text, WhenTest
+from ..match.schema import PLACEHOLDER_RE, RemedyVariant, Text, WhenTest
 
 _TRUE = {"true", "yes", "on", "1", "enabled"}
 _FALSE = {"false", "no", "off", "0", "disabled", "none"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from ..i18n import msg
+from ..match.observe import FRAMEWORK_MARKERS
 from .findings import Collector, Finding, Location, Moment
-from .i18n import msg
-from .observe import FRAMEWORK_MARKERS
 
 KERNEL_BEFORE = 600.0  # a kernel event explains a failure up to this many seconds later
 KERNEL_AFTER = 60.0  # ... or this many seconds earlier (clocks and buffering disagree a little)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .i18n import Msg
+from ..i18n import Msg
 from .sources import MAX_LINE, line_text, lines_before
 from .walk import describe, expand
 

@@ -10,11 +10,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .findings import Finding, Location, Unrecognized
-from .i18n import msg
-from .rank import compact_ranks
-from .report import MASKED_ID, Report, first_unrecognized
-from .story import Entry
+from ..i18n import msg
+from ..judge.findings import Finding, Location, Unrecognized
+from ..judge.rank import compact_ranks
+from ..judge.story import Entry
+from .model import MASKED_ID, Report, first_unrecognized
 
 EVIDENCE_WIDTH = 300
 MAX_TIMELINE_ROWS = 12

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SignatureError
+from ..errors import SignatureError
 
 KINDS = ("cause", "symptom", "advisory")
 SEVERITIES = ("fatal", "error", "warning", "info")

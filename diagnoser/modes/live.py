@@ -16,17 +16,17 @@ from typing import TextIO
 
 import regex
 
-from .database import Database
-from .findings import Collector, Finding, Location
-from .follow import Follower
-from .i18n import Msg, msg
-from .matcher import Matcher
-from .observe import PROGRESS
-from .rank import compact_ranks
-from .remedy import fill, render_remedy
-from .render import where_text
-from .report import Report, Stats, build_report, finding_json, values_for
-from .scanner import Event, HitEvent, SourceScanner, UnrecognizedEvent
+from ..i18n import Msg, msg
+from ..judge.findings import Collector, Finding, Location
+from ..judge.rank import compact_ranks
+from ..judge.remedy import fill, render_remedy
+from ..match.database import Database
+from ..match.matcher import Matcher
+from ..match.observe import PROGRESS
+from ..match.scanner import Event, HitEvent, SourceScanner, UnrecognizedEvent
+from ..read.follow import Follower
+from ..report.model import Report, Stats, build_report, finding_json, values_for
+from ..report.text import where_text
 
 IDLE = 1.0  # seconds of quiet after which a file's open tracebacks are closed
 HANG_SOURCE = "<live>"

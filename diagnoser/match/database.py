@@ -11,11 +11,11 @@ from pathlib import Path
 import regex
 import yaml
 
-from .errors import SignatureError
-from .i18n import Msg
+from ..errors import SignatureError
+from ..i18n import Msg
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
-from .signature import Condition, Signature, parse_signature, placeholder_names
+from .schema import Condition, Signature, parse_signature, placeholder_names
 
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
 
@@ -117,7 +117,7 @@ def builtin_root() -> Path:
     packaged = resources.files("diagnoser").joinpath("signatures")
     if packaged.is_dir():
         return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "signatures"
+    return Path(__file__).resolve().parents[2] / "signatures"
 
 
 def _yaml_files(root: Path) -> Iterator[Path]:

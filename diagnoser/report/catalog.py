@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .database import Database
-from .i18n import msg
-from .signature import Signature
+from ..i18n import msg
+from ..match.database import Database
+from ..match.schema import Signature
 
 
 def _console(out: TextIO, color: bool) -> Console:

@@ -1,0 +1,1 @@
+"""Judging: findings per rank, ranking cause above echo, the job's story, remedies."""

@@ -1,0 +1,1 @@
+"""Modes: batch (files and folders), live (--follow) and run (wrap a command) drive one pipeline."""
