@@ -28,7 +28,6 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.generate import generate, parse_size  # noqa: E402
 from diagnoser.match.database import load_database  # noqa: E402
-from diagnoser.search.feeder import body_literals  # noqa: E402
 
 
 def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL,
@@ -61,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     db = load_database()
     # what the database looks for on every line (config facts are read only near the top of a file)
-    literals = sorted(body_literals(db))
+    literals = sorted(db.search.body)
     lits = Path(tempfile.mkdtemp()) / "literals.txt"
     lits.write_text("\n".join(literals) + "\n", encoding="utf-8")
 

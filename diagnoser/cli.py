@@ -7,8 +7,6 @@ Exit status: 0 no failure found, 1 a failure found, 2 usage / input / signature-
 from __future__ import annotations
 
 import importlib
-import json
-import os
 import signal
 import sys
 from enum import Enum
@@ -18,17 +16,24 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from . import __version__
+from .console import (
+    Format,
+    Warner,
+    choose_language,
+    emit_report,
+    final_report,
+    input_sources,
+    lang_of,
+    one_line,
+    use_color,
+)
 from .errors import DiagnoserError, InputError, UsageError
-from .i18n import LANGS, Msg, detect_lang, localized, msg
+from .i18n import Msg, localized, msg
 from .match.database import Database, load_database
 from .modes.batch import default_jobs, diagnose
 from .modes.live import LiveSession, StopLive, follow, parse_duration
 from .modes.run import run_command
-from .read.sources import Source, file_sources
-from .read.walk import expand
 from .report.catalog import list_json, render_explain, render_list
-from .report.model import Report, to_json
-from .report.text import render_markdown, render_text
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -57,13 +62,6 @@ _ABORTS: tuple[type[BaseException], ...] = tuple(
 )
 
 
-class Format(str, Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    jsonl = "jsonl"
-
-
 class ExitOn(str, Enum):
     none = "none"
     cause = "cause"
@@ -73,36 +71,6 @@ FOLLOW_HANG_DEFAULT = "10m"
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-
-
-class _Warner:
-    """Warnings go to stderr, each distinct message once."""
-
-    def __init__(self, lang: str) -> None:
-        self.lang = lang
-        self.seen: set[str] = set()
-
-    def __call__(self, message: str) -> None:
-        if message in self.seen:
-            return
-        self.seen.add(message)
-        print(msg("warning_prefix", self.lang) + localized(message, self.lang), file=sys.stderr, flush=True)
-
-
-def use_color(stream: TextIO) -> bool:
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def emit_report(report: Report, fmt: Format, out: TextIO) -> None:
-    if fmt is Format.json:
-        out.write(json.dumps(to_json(report), ensure_ascii=False, indent=2) + "\n")
-    elif fmt is Format.markdown:
-        out.write(render_markdown(report))
-    else:
-        render_text(report, out, color=use_color(out))
-    out.flush()
 
 
 @app.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -159,8 +127,8 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
     if version:
         print(f"diagnose {__version__}")
         return EXIT_OK
-    language = _language(lang)
-    warn = _Warner(language)
+    language = choose_language(lang)
+    warn = Warner(language)
     db = load_database(signatures or [])
     if list_signatures:
         if fmt is Format.json:
@@ -170,7 +138,7 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
         return EXIT_OK
     if explain is not None:
         return _explain(db, explain, language)
-    sources = _sources(paths or [], warn)
+    sources = input_sources(paths or [], warn)
     if job_status is not None and exit_code is not None:
         raise UsageError(Msg("err_status_both"))
     status = job_status if exit_code is None else f"exit code {exit_code}"
@@ -188,7 +156,7 @@ def _duration(text: str) -> float:
         raise UsageError(exc.args[0] if exc.args else str(exc)) from None
 
 
-def _live_session(db: Database, fmt: Format, language: str, warn: _Warner, hang_after: str | None,
+def _live_session(db: Database, fmt: Format, language: str, warn: Warner, hang_after: str | None,
                   default_hang: str, exit_on: ExitOn, out: TextIO) -> LiveSession:
     if fmt not in (Format.text, Format.jsonl, Format.json):
         raise UsageError(Msg("err_live_format"))
@@ -197,18 +165,10 @@ def _live_session(db: Database, fmt: Format, language: str, warn: _Warner, hang_
     return LiveSession(db, language, live_fmt, out, warn, exit_on.value, hang, use_color(out))
 
 
-def _final(report: Report, fmt: Format, out: TextIO) -> None:
-    if fmt is Format.jsonl:
-        out.write(json.dumps({"event": "summary", "report": to_json(report)}, ensure_ascii=False) + "\n")
-        out.flush()
-    else:
-        emit_report(report, fmt, out)
-
-
 def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang: str | None, from_start: bool,
             hang_after: str | None, exit_on: ExitOn) -> int:
-    language = _language(lang)
-    warn = _Warner(language)
+    language = choose_language(lang)
+    warn = Warner(language)
     if not paths:
         raise UsageError(Msg("err_follow_paths"))
     for p in paths:
@@ -226,7 +186,7 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     except StopLive:
         code = EXIT_FAILURE
     report = session.finish()
-    _final(report, fmt, sys.stdout)
+    final_report(report, fmt, sys.stdout)
     if code == EXIT_OK:
         code = EXIT_FAILURE if report.failed else EXIT_OK
     return code
@@ -253,8 +213,8 @@ def run_command_cli(
 
     Findings and the final report go to stderr, so stdout stays the command's own.
     """
-    language = _language(lang)
-    warn = _Warner(language)
+    language = choose_language(lang)
+    warn = Warner(language)
     db = load_database(signatures or [])
     session = _live_session(db, fmt, language, warn, hang_after, "off", exit_on, sys.stderr)
     try:
@@ -262,16 +222,8 @@ def run_command_cli(
     except StopLive:
         code = EXIT_FAILURE
     report = session.finish(succeeded=code == 0)
-    _final(report, fmt, sys.stderr)
+    final_report(report, fmt, sys.stderr)
     raise typer.Exit(code)
-
-
-def _language(lang: str | None) -> str:
-    if lang is None:
-        return detect_lang()
-    if lang not in LANGS:
-        raise UsageError(Msg("err_lang", langs=", ".join(LANGS), value=lang))
-    return lang
 
 
 def _explain(db: Database, sig_id: str, lang: str) -> int:
@@ -284,44 +236,10 @@ def _explain(db: Database, sig_id: str, lang: str) -> int:
     return EXIT_OK
 
 
-def _sources(paths: list[Path], warn: _Warner) -> list[Source]:
-    if not paths:
-        if sys.stdin is None or sys.stdin.isatty():
-            raise UsageError(Msg("err_no_input"))
-        return [Source("<stdin>", None)]
-    out: list[Source] = []
-    for source in file_sources(paths):
-        if source.path is not None and source.path.is_dir():
-            found = expand(source.path, warn)
-            if not found:
-                warn(Msg("warn_no_logs", path=source.name))
-            out.extend(found)
-        else:
-            out.append(source)
-    return out
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _lang_of(args: list[str]) -> str:
-    """The language of one-line errors: --lang when the command line gives a valid one (even if the rest
-    of it is wrong), else the environment's."""
-    for i, arg in enumerate(args):
-        if arg == "--":
-            break
-        value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else (
-            arg.split("=", 1)[1] if arg.startswith("--lang=") else None)
-        if value in LANGS:
-            return value
-    return detect_lang()
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `diagnose` console script and of `python -m diagnoser`."""
     args = sys.argv[1:] if argv is None else argv
-    lang = _lang_of(args)
+    lang = lang_of(args)
     target = app
     if args[:1] == ["run"]:
         target, args = run_app, args[1:]
@@ -330,12 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
     except _CLICK.UsageError as exc:
-        print(msg("error_prefix", lang) + _one_line(exc.format_message()) + msg("see_help", lang), file=sys.stderr)
+        print(msg("error_prefix", lang) + one_line(exc.format_message()) + msg("see_help", lang), file=sys.stderr)
         return EXIT_USAGE
     except _ABORTS:
         return EXIT_INTERRUPTED
     except _CLICK.ClickException as exc:
-        print(msg("error_prefix", lang) + _one_line(exc.format_message()), file=sys.stderr)
+        print(msg("error_prefix", lang) + one_line(exc.format_message()), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -343,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     except _Terminated:
         return EXIT_TERMINATED
     except DiagnoserError as exc:
-        print(msg("error_prefix", lang) + _one_line(localized(exc, lang)), file=sys.stderr)
+        print(msg("error_prefix", lang) + one_line(localized(exc, lang)), file=sys.stderr)
         return EXIT_USAGE
     finally:
         signal.signal(signal.SIGTERM, previous)

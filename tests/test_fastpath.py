@@ -13,7 +13,7 @@ from diagnoser.match import scanner
 from diagnoser.modes.batch import diagnose
 from diagnoser.read import normalize, sources
 from diagnoser.read.sources import Source
-from diagnoser.report.model import to_json
+from diagnoser.report.contract import to_json
 from diagnoser.search import feeder as fastscan
 from diagnoser.search import grep as grepscan
 from diagnoser.search.plan import plan_search
@@ -22,7 +22,8 @@ from .conftest import SAMPLES
 
 
 def _json(db, paths: list[Path], fast: bool) -> str:  # type: ignore[no-untyped-def]
-    from diagnoser.cli import _sources, _Warner
+    from diagnoser.console import Warner as _Warner
+    from diagnoser.console import input_sources as _sources
     data = to_json(diagnose(db, _sources(paths, _Warner("en")), "en", fast="always" if fast else False))
     data["stats"]["seconds"] = 0
     return json.dumps(data, sort_keys=True, indent=1)
@@ -124,9 +125,9 @@ def test_lone_exception_lines_deep_in_the_body(db, small_blocks, tmp_path: Path)
 
 
 def test_lone_lines_kept_the_same_from_parts_or_whole() -> None:
-    from diagnoser.judge.findings import Collector
-    from diagnoser.read.normalize import LogLine
+    from diagnoser.judge.collector import Collector
     from diagnoser.match.scanner import UnrecognizedEvent
+    from diagnoser.read.normalize import LogLine
 
     def event(source_index: int, lineno: int) -> UnrecognizedEvent:
         message = "".join(chr(97 + int(d)) for d in str(lineno))  # distinct after numbers are masked
@@ -188,8 +189,6 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
     monkeypatch.setattr(grepscan, "GREP_MIN_BYTES", 0)
     import sys
 
-    from diagnoser.search.feeder import body_plan
-
     from diagnoser.search import split
     sys.path.insert(0, str(SAMPLES.parent))
     from benchmarks.generate import generate
@@ -204,9 +203,10 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
         monkeypatch.setattr(module, name, value)
     log = tmp_path / "big.log"
     generate(str(log), 6 << 20, seed=3)
-    parts = split.plan_parts(log, log.stat().st_size, 3, body_plan(db))
+    parts = split.plan_parts(log, log.stat().st_size, 3, db.search.body_plan)
     assert len(parts) == 3 and parts[1].start > 0
-    from diagnoser.cli import _sources, _Warner
+    from diagnoser.console import Warner as _Warner
+    from diagnoser.console import input_sources as _sources
     one = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=1, fast="always"))
     many = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=3, fast="always"))
     one["stats"]["seconds"] = many["stats"]["seconds"] = 0

@@ -91,8 +91,8 @@ def test_truncated_gzip_reports_what_it_read(tmp_path: Path) -> None:
 
 
 def test_unreadable_file_in_a_folder_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from diagnoser.read import sources
     from diagnoser.cli import main
+    from diagnoser.read import sources
     (tmp_path / "a.log").write_text(OOM_LINE + "\n")
     (tmp_path / "b.log").write_text("fine\n")
     real_open = open

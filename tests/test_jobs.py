@@ -10,7 +10,7 @@ import pytest
 
 from diagnoser.modes.batch import diagnose
 from diagnoser.read.walk import describe, expand
-from diagnoser.report.model import to_json
+from diagnoser.report.contract import to_json
 
 from .conftest import SAMPLES
 
@@ -45,7 +45,8 @@ def test_expand_skips_binary_and_non_logs(tmp_path: Path) -> None:
 
 
 def _report(db, paths: list[Path], jobs: int) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    from diagnoser.cli import _sources, _Warner
+    from diagnoser.console import Warner as _Warner
+    from diagnoser.console import input_sources as _sources
     report = diagnose(db, _sources(paths, _Warner("en")), "en", jobs=jobs)
     data = to_json(report)
     data["stats"]["seconds"] = 0

@@ -15,10 +15,11 @@ from diagnoser.match.database import Database, load_database
 from diagnoser.modes.batch import diagnose, diagnose_text
 from diagnoser.read import normalize
 from diagnoser.read.follow import Follower
+from diagnoser.read.grouper import TracebackGrouper
 from diagnoser.read.normalize import Normalizer
 from diagnoser.read.sources import Source, decode
-from diagnoser.read.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
-from diagnoser.report.model import to_json
+from diagnoser.read.traceback import MAX_TB_LINES, TracebackRecord
+from diagnoser.report.contract import to_json
 from diagnoser.search import feeder as fastscan
 
 from .conftest import SAMPLES

@@ -10,7 +10,8 @@ import pytest
 
 from diagnoser.match.database import load_database
 from diagnoser.match.schema import Example
-from diagnoser.modes.batch import diagnose_text, scan_lines
+from diagnoser.modes.batch import diagnose_text
+from diagnoser.modes.pipeline import Pipeline
 
 DB = load_database()
 CASES: list[tuple[str, str, int, Example]] = []
@@ -22,7 +23,7 @@ for _cs in DB.signatures:
 @pytest.mark.parametrize(("sig_id", "kind", "index", "example"), CASES,
                          ids=[f"{c[0]}.{c[1]}.{c[2]}" for c in CASES])
 def test_example(sig_id: str, kind: str, index: int, example: Example) -> None:
-    alone = scan_lines(DB.only([sig_id]), example.text.splitlines())
+    alone = Pipeline(DB.only([sig_id])).scan_lines(example.text.splitlines())
     if kind == "no_match":
         assert sig_id not in alone.findings, f"{sig_id} matched a no_match example"
         return

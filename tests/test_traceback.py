@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from diagnoser.read.grouper import TracebackGrouper
 from diagnoser.read.normalize import Normalizer
-from diagnoser.read.traceback import MAX_TB_LINES, TracebackGrouper, TracebackRecord
+from diagnoser.read.traceback import MAX_TB_LINES, TracebackRecord
 
 
 def group(text: str) -> list[TracebackRecord]:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from ..i18n import msg
 from ..match.observe import FRAMEWORK_MARKERS
-from .findings import Collector, Finding, Location, Moment
+from .collector import Collector
+from .findings import Finding, Location, Moment
 
 KERNEL_BEFORE = 600.0  # a kernel event explains a failure up to this many seconds later
 KERNEL_AFTER = 60.0  # ... or this many seconds earlier (clocks and buffering disagree a little)

@@ -13,9 +13,13 @@ import yaml
 
 from ..errors import SignatureError
 from ..i18n import Msg
+from ..read.lone import LONE_LITERALS
+from ..read.traceback import GROUPER_LITERALS
+from ..search.index import SearchIndex
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
-from .schema import Condition, Signature, parse_signature, placeholder_names
+from .parse import parse_signature
+from .schema import Condition, Signature, placeholder_names
 
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
 
@@ -82,9 +86,13 @@ class FactRule:
 
 @dataclass(frozen=True, slots=True)
 class Database:
+    """The compiled database: signatures, their rules and facts, and the literal index the fast search and the
+    matcher use (built once here; nothing below derives literal sets again)."""
+
     signatures: tuple[CompiledSignature, ...]
     rules: tuple[Rule, ...]
     facts: tuple[FactRule, ...]
+    search: SearchIndex
     # derived once here, not per scanned file
     max_window: int = 0
     cond_keys: dict[int, str] = field(default_factory=dict)  # id(condition) -> a name stable across processes
@@ -242,7 +250,19 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True) -> 
             if cond.cond.scope == "file":
                 file_conds.setdefault(id(cond), (cs, cond))
     window = max((cs.window for cs in compiled), default=0)
-    return Database(tuple(compiled), tuple(rules), tuple(facts), window, keys, tuple(file_conds.values()))
+    return Database(tuple(compiled), tuple(rules), tuple(facts), _search_index(compiled, rules, facts), window, keys,
+                    tuple(file_conds.values()))
+
+
+def _literals(gate: Gate | None) -> tuple[str, ...] | None:
+    return gate.literals if gate is not None else None
+
+
+def _search_index(compiled: list[CompiledSignature], rules: list[Rule], facts: list[FactRule]) -> SearchIndex:
+    file_gates = [_literals(c.gate) for cs in compiled for c in cs.conditions() if c.cond.scope == "file"]
+    kinds = [(f.name, "job" if f.job else f.mode) for f in facts]
+    return SearchIndex.build([_literals(r.gate) for r in rules], [_literals(f.gate) for f in facts], kinds,
+                             file_gates, (*GROUPER_LITERALS, *LONE_LITERALS))
 
 
 def _compile_condition(cond: Condition, path: str, where: str) -> CompiledCondition:

@@ -3,56 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import regex
 
 from ..i18n import Msg
-from ..search.plan import SearchPlan, plan_search
 from .database import CompiledCondition, Database, FactRule, Rule
-from .literals import Gate
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
-
-
-@dataclass(slots=True)
-class _GateIndex:
-    """Which rules each literal guards. A line is first searched with the same plan the fast path uses
-    (a trie of rare-byte pieces and a few strings: see plan.py), then tested only against the literals
-    of the pieces it holds (most lines hold none)."""
-
-    exact: dict[str, list[int]] = field(default_factory=dict)
-    always: list[int] = field(default_factory=list)
-    plan: SearchPlan | None = None
-    by_bytes: dict[bytes, tuple[str, list[int]]] = field(default_factory=dict)
-
-    def add(self, gate: Gate | None, index: int) -> None:
-        if gate is None:
-            self.always.append(index)
-            return
-        for lit in gate.literals:
-            self.exact.setdefault(lit, []).append(index)
-
-    def freeze(self) -> None:
-        self.by_bytes = {lit.encode("utf-8"): (lit, idx) for lit, idx in self.exact.items()}
-        self.plan = plan_search(frozenset(self.exact)) if self.exact else None
-
-    def candidates(self, text: str, raw: str | None = None) -> list[int]:
-        """Rules whose literal is in the cleaned text (and, when given, in the line as read)."""
-        plan = self.plan
-        if plan is None:
-            return self.always
-        line = text.encode("utf-8", "replace")
-        found: set[int] | None = None
-        for cover in plan.covers_in(line):
-            for lit in plan.groups.get(cover, ()):
-                if lit in line:
-                    s, idx = self.by_bytes[lit]
-                    if raw is None or s in raw:
-                        found = set(self.always) if found is None else found
-                        found.update(idx)
-        return self.always if found is None else sorted(found)
 
 
 class Matcher:
@@ -65,14 +23,8 @@ class Matcher:
         self._warn = warn or (lambda _m: None)
         self._rules = db.rules
         self._facts = db.facts
-        self._rule_index = _GateIndex()
-        for i, rule in enumerate(self._rules):
-            self._rule_index.add(rule.gate, i)
-        self._rule_index.freeze()
-        self._fact_index = _GateIndex()
-        for i, fact in enumerate(self._facts):
-            self._fact_index.add(fact.gate, i)
-        self._fact_index.freeze()
+        self._rule_index = db.search.rules
+        self._fact_index = db.search.facts
         self._timeouts: dict[int, int] = {}
         self._disabled: set[int] = set()
 

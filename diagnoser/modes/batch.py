@@ -1,4 +1,5 @@
-"""Wire the pipeline: sources → scanner (normalise, tracebacks, match) → collector → report."""
+"""Batch mode: every source of a finished job, scanned by the pipeline (in a process pool when there are
+many files, or a file too big for one process), merged in source order into one report."""
 
 from __future__ import annotations
 
@@ -7,47 +8,18 @@ import os
 import re
 import signal
 import stat
-import time
 import zlib
-from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
+from .. import search
 from ..errors import InputError
-from ..i18n import Msg
-from ..judge.findings import Collector
+from ..judge.collector import Collector
 from ..match.database import Database, build_database
-from ..match.matcher import Matcher
-from ..match.scanner import SourceScanner
 from ..match.schema import Signature
-from ..read.sources import Source, iter_lines, lines_before, open_binary, read_guarded
-from ..report.model import Report, build_report
-from ..search import grep as grepscan
-from ..search.feeder import FastFeeder, body_plan, gate_literals
-from ..search.split import LimitedReader, Part, head_year, plan_parts
-
-Warn = Callable[[str], None]
-
-
-def _ignore(_message: str) -> None:
-    return None
-
-
-
-# Below this size a file is read line by line: the same result, and no search plan to make.
-FAST_MIN_BYTES = 8 << 20
-
-
-def fast_path_possible(db: Database) -> bool:
-    """A gate-less rule could match any line, so then every line must be fed."""
-    return gate_literals(db) is not None
-
-
-def _size(source: Source) -> int:
-    try:
-        return source.path.stat().st_size if source.path is not None else 0
-    except OSError:
-        return 0
-
+from ..read.sources import Source, open_binary
+from ..report.model import Report
+from ..search import Part
+from .pipeline import Pipeline, Warn, _ignore, source_size
 
 _YEAR = re.compile(rb"\b(20\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d"
                    rb"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d+ \d\d:\d\d:\d\d (20\d\d)\b")
@@ -73,123 +45,32 @@ def job_year(sources: list[Source]) -> int | None:
     return max(counts, key=lambda y: (counts[y], -y)) if counts else None
 
 
-def scan_source(db: Database, matcher: Matcher, source: Source, index: int, warn: Warn = _ignore,
-                fast: bool | str = True, year: int | None = None) -> Collector:
-    """Scan one source from start to end into a fresh collector (the fast path unless told otherwise)."""
-    collector = Collector(db.by_id())
-    collector.sources = 1
-    collector.roles[source.name] = (source.role, source.host)
-    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host, year)
-
-    def count(n: int) -> None:
-        collector.bytes += n
-
-    try:
-        fh = open_binary(source)
-    except InputError as exc:
-        if source.explicit:
-            raise
-        # one unreadable file in a job's folder does not stop the post-mortem
-        warn(Msg("warn_skipped", problem=exc.args[0] if exc.args else str(exc)))
-        return collector
-    try:
-        big = source.path is None or _size(source) >= FAST_MIN_BYTES or fast == "always"
-        if fast and big and fast_path_possible(db):
-            feeder = FastFeeder(scanner, count)
-            if source.path is None or _size(source) >= grepscan.GREP_MIN_BYTES:
-                feeder.finder = grepscan.start(feeder.body_literals)
-            try:
-                read_guarded(lambda: feeder.run(fh), warn, source.name)
-            finally:
-                if feeder.finder is not None:
-                    feeder.finder.close()
-            lines = feeder.next_line - 1
-        else:
-            for _lineno, text in iter_lines(fh, count, warn, source.name):
-                scanner.feed_raw(_lineno, text)
-            lines = scanner.lines
-    finally:
-        if not source.is_stdin:
-            fh.close()
-    scanner.finish(lines)
-    collector.lines = lines
-    return collector
-
-
-def scan_lines(db: Database, lines: Iterable[str], name: str = "<text>", matcher: Matcher | None = None) -> Collector:
-    """Scan text already in memory (signature examples, tests)."""
-    collector = Collector(db.by_id())
-    collector.sources = 1
-    scanner = SourceScanner(db, matcher or Matcher(db), name, 0, collector)
-    for lineno, text in enumerate(lines, start=1):
-        collector.bytes += len(text) + 1
-        scanner.feed_raw(lineno, text)
-    scanner.finish()
-    collector.lines = scanner.lines
-    collector.finalize()
-    return collector
-
-
-def scan_part(db: Database, matcher: Matcher, source: Source, index: int, part: Part,
-              warn: Warn = _ignore, year: int | None = None) -> Collector:
-    """Scan one part of a big file (see split.py); part 0 also holds the file's head."""
-    assert source.path is not None
-    path = source.path
-    collector = Collector(db.by_id())
-    collector.sources = 1 if part.start == 0 else 0
-    collector.roles[source.name] = (source.role, source.host)
-    scanner = SourceScanner(db, matcher, source.name, index, collector, source.rank, source.host, year)
-    feeder = FastFeeder(scanner, lambda _n: None)
-    before_lead = lines_before(path, part.lead) if part.lead else 0
-    before_start = before_lead
-    if part.start:
-        scanner.normalizer.year = head_year(path)
-        feeder.next_line = before_lead + 1
-        with open(path, "rb") as fh:
-            fh.seek(part.lead)
-            before_start += fh.read(part.start - part.lead).count(b"\n")
-    reader = LimitedReader(path, part.lead, part.end)
-    if part.end - part.lead >= grepscan.GREP_MIN_BYTES:
-        feeder.finder = grepscan.start(feeder.body_literals)
-    try:
-        read_guarded(lambda: feeder.run(reader), warn, source.name)  # type: ignore[arg-type]
-    finally:
-        reader.close()
-        if feeder.finder is not None:
-            feeder.finder.close()
-    scanner.finish(feeder.next_line - 1)
-    collector.lines = feeder.next_line - 1 - before_start
-    collector.bytes = part.end - part.start
-    return collector
-
-
-_WORKER_DB: Database | None = None
-_WORKER_MATCHER: Matcher | None = None
+_WORKER: Pipeline | None = None
 _WORKER_WARNINGS: list[str] = []
 BATCH_FILES = 64  # small files sent to a worker together (one round trip, merged in order there)
 BATCH_BYTES = 32 << 20
 
 
 def _init_worker(signatures: list[Signature]) -> None:
-    global _WORKER_DB, _WORKER_MATCHER
+    global _WORKER
     # Ctrl-C reaches the whole process group: the parent stops the workers, they must not print tracebacks
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (cli.py) is not for workers
-    grepscan.die_with_parent()  # however the parent ends, its workers end with it
-    _WORKER_DB = build_database(signatures)
-    _WORKER_MATCHER = Matcher(_WORKER_DB, _WORKER_WARNINGS.append)
+    search.die_with_parent()  # however the parent ends, its workers end with it
+    _WORKER = Pipeline(build_database(signatures), _WORKER_WARNINGS.append)
 
 
 def _scan_in_worker(batch: list[tuple[int, Source, Part | None]], fast: bool | str,
                     year: int | None) -> tuple[Collector, list[str]]:
-    assert _WORKER_DB is not None and _WORKER_MATCHER is not None
+    assert _WORKER is not None
     warnings: list[str] = []
     total = Collector({})
+    _WORKER.warn = warnings.append
     for index, source, part in batch:
         if part is not None:
-            collector = scan_part(_WORKER_DB, _WORKER_MATCHER, source, index, part, warnings.append, year)
+            collector = _WORKER.scan_part(source, index, part, year)
         else:
-            collector = scan_source(_WORKER_DB, _WORKER_MATCHER, source, index, warnings.append, fast, year)
+            collector = _WORKER.scan(source, index, fast, year)
         total.merge(collector)
     warnings += _WORKER_WARNINGS
     _WORKER_WARNINGS.clear()
@@ -202,7 +83,7 @@ def _batches(tasks: list[tuple[int, Source, Part | None]]) -> list[list[tuple[in
     size = 0
     for task in tasks:
         _index, source, part = task
-        weight = (part.end - part.start) if part is not None else _size(source)
+        weight = (part.end - part.start) if part is not None else source_size(source)
         if (part is not None or not out or len(out[-1]) >= BATCH_FILES or size + weight > BATCH_BYTES
                 or out[-1][0][2] is not None):
             out.append([task])
@@ -243,11 +124,11 @@ def _tasks(db: Database, sources: list[Source], jobs: int,
            fast: bool | str) -> list[tuple[int, Source, Part | None]]:
     """What the pool scans: whole files, and the quiet parts of files too big for one process."""
     tasks: list[tuple[int, Source, Part | None]] = []
-    plan = body_plan(db) if fast and fast_path_possible(db) else None
+    plan = db.search.body_plan if fast and db.search.complete else None
     for i, s in enumerate(sources):
         if s.is_stdin:
             continue
-        parts = plan_parts(s.path, _size(s), jobs, plan) if plan is not None and s.path else []  # type: ignore[arg-type]
+        parts = search.plan_parts(s.path, source_size(s), jobs, plan) if plan is not None and s.path else []
         if len(parts) > 1:
             tasks.extend((i, s, part) for part in parts)
         else:
@@ -263,22 +144,20 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
     process pool; results are merged in source order, so the report is the same as a sequential
     scan's. Standard input is always read here.
     """
-    started = time.perf_counter()
-    signatures = db.by_id()
-    total = Collector(signatures)
+    pipeline = Pipeline(db, warn)
     year = job_year(sources)
     tasks = _tasks(db, sources, jobs, fast) if jobs > 1 else []
     if len(tasks) > 1:
+        signatures = db.by_id()
         results: dict[tuple[int, int], Collector] = {}
         pool = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=_pool_context(), initializer=_init_worker,
                                    initargs=(list(signatures.values()),))
         try:
             futures = {(batch[0][0], batch[0][2].start if batch[0][2] else 0):
                        pool.submit(_scan_in_worker, batch, fast, year) for batch in _batches(tasks)}
-            matcher = Matcher(db, warn)
             for i, s in enumerate(sources):
                 if s.is_stdin:
-                    results[(i, 0)] = scan_source(db, matcher, s, i, warn, fast, year)
+                    results[(i, 0)] = pipeline.scan(s, i, fast, year)
             for key, future in futures.items():
                 collector, warnings = future.result()
                 for w in warnings:
@@ -290,15 +169,14 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
             raise
         pool.shutdown()
         for key in sorted(results):
-            total.merge(results[key])
+            pipeline.add(results[key])
     else:
-        matcher = Matcher(db, warn)
         for index, source in enumerate(sources):
-            total.merge(scan_source(db, matcher, source, index, warn, fast, year))
-    return build_report(total, lang, time.perf_counter() - started, job_status)
+            pipeline.add(pipeline.scan(source, index, fast, year))
+    return pipeline.report(lang, job_status)
 
 
 def diagnose_text(db: Database, text: str, lang: str = "en") -> Report:
-    started = time.perf_counter()
-    collector = scan_lines(db, text.splitlines())
-    return build_report(collector, lang, time.perf_counter() - started)
+    pipeline = Pipeline(db)
+    pipeline.collector = pipeline.scan_lines(text.splitlines())
+    return pipeline.report(lang)

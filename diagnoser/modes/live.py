@@ -17,16 +17,18 @@ from typing import TextIO
 import regex
 
 from ..i18n import Msg, msg
-from ..judge.findings import Collector, Finding, Location
+from ..judge.findings import Finding, Location
 from ..judge.rank import compact_ranks
 from ..judge.remedy import fill, render_remedy
 from ..match.database import Database
-from ..match.matcher import Matcher
+from ..match.events import Event, HitEvent, UnrecognizedEvent
 from ..match.observe import PROGRESS
-from ..match.scanner import Event, HitEvent, SourceScanner, UnrecognizedEvent
+from ..match.scanner import SourceScanner
 from ..read.follow import Follower
-from ..report.model import Report, Stats, build_report, finding_json, values_for
-from ..report.text import where_text
+from ..report.contract import finding_json
+from ..report.model import Report, Stats, values_for
+from ..report.words import where_text
+from .pipeline import Pipeline
 
 IDLE = 1.0  # seconds of quiet after which a file's open tracebacks are closed
 HANG_SOURCE = "<live>"
@@ -47,10 +49,9 @@ class LiveSession:
         self.exit_on = exit_on
         self.hang_after = hang_after
         self.color = color
-        self.started = time.perf_counter()
-        self.collector = Collector(db.by_id())
-        self.matcher = Matcher(db, warn)
-        self.scanners: dict[str, SourceScanner] = {}
+        self.pipeline = Pipeline(db, warn, self._emit)
+        self.collector = self.pipeline.collector
+        self.scanners = self.pipeline.streams
         self.last_feed: dict[str, float] = {}
         self.quiet: set[str] = set()
         self.announced: set[str] = set()
@@ -64,13 +65,7 @@ class LiveSession:
     # -- input -----------------------------------------------------------------------------------------
     def scanner(self, name: str, rank: int | None = None, host: str | None = None,
                 role: str = "worker") -> SourceScanner:
-        sc = self.scanners.get(name)
-        if sc is None:
-            sc = SourceScanner(self.db, self.matcher, name, len(self.scanners), self._emit, rank, host)
-            self.scanners[name] = sc
-            self.collector.sources += 1
-            self.collector.roles[name] = (role, host)
-        return sc
+        return self.pipeline.stream(name, rank, host, role)
 
     def feed(self, name: str, lineno: int, text: str, rank: int | None = None, host: str | None = None,
              role: str = "worker") -> None:
@@ -119,15 +114,14 @@ class LiveSession:
 
     def finish(self, succeeded: bool = False) -> Report:
         """The final report; `succeeded`: the wrapped command exited 0, so no lone error line was its failure."""
-        for sc in self.scanners.values():
-            sc.finish()
+        self.pipeline.finish_streams()
         if succeeded:
             self.collector.lone = []
-        return build_report(self.collector, self.lang, time.perf_counter() - self.started)
+        return self.pipeline.report(self.lang)
 
     # -- output ----------------------------------------------------------------------------------------
     def _emit(self, event: Event) -> None:
-        self.collector(event)
+        """Each event, after the collector has it: tell a new finding at once."""
         if isinstance(event, HitEvent):
             finding = self.collector.findings.get(event.sig_id)
             if finding is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 import sys
 import zlib
 from collections.abc import Callable, Iterator
@@ -162,19 +161,3 @@ def read_guarded(read: Callable[[], int], warn: Callable[[str], None], name: str
     except OSError as exc:
         warn(Msg("warn_read", name=name, reason=exc.strerror or exc))
     return 0
-
-
-def file_sources(paths: list[Path]) -> list[Source]:
-    """Sources for the paths named on the command line (folders are expanded by the folder walk)."""
-    out: list[Source] = []
-    for p in paths:
-        if str(p) == "-":
-            out.append(Source("<stdin>", None))
-        elif not os.path.lexists(p):
-            raise InputError(Msg("err_no_such_path", path=p))
-        else:
-            from .walk import describe
-
-            rank, role, host = describe(p) if p.is_file() else (None, "worker", None)
-            out.append(Source(str(p), p, rank=rank, role=role, host=host))
-    return out

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import InputError
 from ..i18n import Msg
 from .sources import GZIP_MAGIC, Source
 
@@ -103,3 +104,17 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
         sample = ", ".join(skipped[:3]) + (", …" if len(skipped) > 3 else "")
         warn(Msg("warn_skipped_files", path=folder, n=len(skipped), sample=sample))
     return found
+
+
+def file_sources(paths: list[Path]) -> list[Source]:
+    """Sources for the paths named on the command line (folders are expanded by the folder walk)."""
+    out: list[Source] = []
+    for p in paths:
+        if str(p) == "-":
+            out.append(Source("<stdin>", None))
+        elif not os.path.lexists(p):
+            raise InputError(Msg("err_no_such_path", path=p))
+        else:
+            rank, role, host = describe(p) if p.is_file() else (None, "worker", None)
+            out.append(Source(str(p), p, rank=rank, role=role, host=host))
+    return out

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..judge.findings import Collector, Fact, Finding, Location, Unrecognized, earlier
+from ..judge.collector import Collector
+from ..judge.findings import Fact, Finding, Location, Unrecognized, earlier
 from ..judge.rank import compact_ranks, rank_findings, root_cause
 from ..judge.remedy import fill, render_remedy
 from ..judge.story import Story, build_story
-from ..match.scanner import EvidenceLine
+from ..match.events import EvidenceLine
 
 SCHEMA = 1
 MAX_EVIDENCE_CHARS = 400
@@ -120,67 +121,3 @@ def first_unrecognized(report: Report) -> Unrecognized | None:
         if best is None or earlier(u.first, best.first):
             best = u
     return best
-
-
-def finding_json(report: Report, f: Finding) -> dict[str, object]:
-    return {
-        "id": f.sig.id,
-        "title": f.sig.title.get(report.lang),
-        "kind": f.sig.kind,
-        "severity": f.sig.severity,
-        "layer": f.sig.layer,
-        "verdict": f.sig.verdict,
-        "count": f.count,
-        "first": f.first.to_json(),
-        "last": f.last.to_json(),
-        "ranks": sorted(f.ranks),
-        "hosts": sorted(f.hosts),
-        "sources": list(f.sources),
-        "captures": dict(f.captures),
-        "why": report.why[f.sig.id],
-        "remedy": report.remedy[f.sig.id],
-        "references": list(f.sig.references),
-        "evidence": [e.raw[:MAX_EVIDENCE_CHARS] for e in f.evidence],
-        "evidence_lines": [e.lineno for e in f.evidence],
-        "symptom_of": list(f.sig.symptom_of),
-    }
-
-
-def to_json(report: Report) -> dict[str, object]:
-    findings = [finding_json(report, f) for f in report.findings]
-    root = findings[report.findings.index(report.root_cause)] if report.root_cause is not None else None
-    return {
-        "schema": SCHEMA,
-        "root_cause": root,
-        "findings": findings,
-        "unrecognized": [
-            {"exception": u.exc_type, "message": u.message, "source": u.first.source, "line": u.first.line,
-             "count": u.count, "frame": u.frame, "rank": u.first.rank, "ranks": sorted(u.ranks),
-             "lone": u.lone}
-            for u in report.unrecognized
-        ],
-        "facts": {name: fact.value for name, fact in sorted(report.facts.items())},
-        "failed": report.failed,
-        "job_status": {"reported": report.job_status, "masked": report.status_masked},
-        **story_json(report),
-        "stats": {"sources": report.stats.sources, "lines": report.stats.lines, "bytes": report.stats.bytes,
-                  "seconds": report.stats.seconds},
-    }
-
-
-def story_json(report: Report) -> dict[str, object]:
-    story = report.story
-    if story is None:
-        return {}
-    return {
-        "verdict": story.verdict,
-        "verdict_reason": story.verdict_reason,
-        "last_checkpoint": story.checkpoint,
-        "job": story.job,
-        "timeline": [
-            {"key": e.key, "what": e.moment.what, **e.moment.where.to_json(),
-             "explained_by": None if e.explained_by is None else
-             {"id": e.explained_by[0], **e.explained_by[1].to_json()}}
-            for e in story.timeline[:1000]
-        ],
-    }

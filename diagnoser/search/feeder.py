@@ -1,53 +1,39 @@
-"""Scan big inputs fast: search large byte blocks for a few covering literals, feed the scanner only
-the lines that can matter.
+"""Scan big inputs fast: search large byte blocks for the literals of the index, feed the scanner only the
+lines that can matter.
 
 Every signature regex, fact, whole-file condition and traceback start has a literal its line must
-contain (its gate). A small *cover* is chosen so that every gate literal contains one of its strings;
-`bytes.find` over 16 MiB blocks finds the lines holding a cover string. Those lines are fed with the
-lines around them (for evidence and `within` windows), the head of the file is fed whole (config
-dumps, the year of the timestamps), and feeding goes on line by line while the scanner is busy (a
-traceback open, a hit waiting). Lines never fed hold no gate literal, so they could not have changed
-what the scanner reports: the result equals feeding every line (tests prove it on every sample).
+contain (its gate; see index.py). A plan (plan.py), or grep beside us (grep.py), finds the lines holding
+one in 4 MiB blocks. Those lines are fed with the lines around them on request (for evidence and
+`within` windows), the head of the file is fed whole (config dumps, the year of the timestamps), and
+feeding goes on line by line while the scanner is busy (a traceback open, a hit waiting). Lines never
+fed hold no gate literal, so they could not have changed what the scanner reports: the result equals
+feeding every line (tests prove it on every sample).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, Protocol
 
-from ..match.database import Database
-from ..match.literals import Gate
-from ..match.scanner import LONE_LITERALS, RECENT, SourceScanner
 from ..read.normalize import FACT_LINES, HEAD_LINES
 from ..read.sources import MAX_LINE, line_text
 from .grep import GrepFinder
-from .plan import SearchPlan, plan_search
+from .index import SearchIndex
 
 BLOCK = 4 << 20
-# What starts a traceback record, or changes how one is read (the grouper's triggers).
-GROUPER_LITERALS = (
-    "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",
-    "Fatal Python error: ", "*** SIG", "Exception ignored in", "Unhandled error (suppress with",
-    'File "', "terminated with exception: ", *LONE_LITERALS,  # lone exception lines (scanner.py)
-)
 
 
-def _literals(gates: Iterable[Gate | None]) -> set[str] | None:
-    out: set[str] = set()
-    for gate in gates:
-        if gate is None:
-            return None
-        out.update(gate.literals)
-    return out
+class Sink(Protocol):
+    """What the fast search feeds: a per-source scanner (match/scanner.py)."""
 
+    facts_seen: set[str]
+    lookback: Callable[[int, int], list[tuple[int, str]]] | None
 
-def gate_literals(db: Database) -> set[str] | None:
-    """Every literal the fast path must find, or None when some rule has no gate (no fast path then)."""
-    gates = [r.gate for r in db.rules] + [f.gate for f in db.facts]
-    gates += [c.gate for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"]
-    found = _literals(gates)
-    return None if found is None else found | set(GROUPER_LITERALS)
+    @property
+    def busy(self) -> bool: ...
+
+    def feed_raw(self, lineno: int, raw: str) -> None: ...
 
 
 class FastFeeder:
@@ -58,29 +44,25 @@ class FastFeeder:
     to the scanner on request (`lookback`), for the context of a hit.
     """
 
-    def __init__(self, scanner: SourceScanner, count: Callable[[int], None],
+    def __init__(self, scanner: Sink, index: SearchIndex, count: Callable[[int], None], memory: int,
                  finder: GrepFinder | None = None) -> None:
         self.scanner = scanner
         self.count = count
-        self.finder = finder  # grep's candidates for the blocks after the fact region (grepscan.py)
+        self.memory = memory  # physical lines the scanner may ask to be lent back
+        self.finder = finder  # grep's candidates for the blocks after the fact region (grep.py)
         scanner.lookback = self._lookback
-        db = scanner.db
-        self.first_facts: dict[str, set[str]] = {}
-        for fact in db.facts:
-            if not fact.job and fact.mode != "last":  # job facts: in the head, which is fed whole
-                self.first_facts.setdefault(fact.name, set()).update(fact.gate.literals if fact.gate else ())
-        self.body_literals = body_literals(db)
-        head = set(self.body_literals).union(*self.first_facts.values())
+        self.first_facts = dict(index.first_facts)
+        self.body_literals = index.body
         # In the first FACT_LINES lines the facts are read too; after them only rules and checkpoints.
-        self.head_plan = plan_search(frozenset(head))
-        self.body_plan = plan_search(self.body_literals)
+        self.head_plan = index.head_plan
+        self.body_plan = index.body_plan
         self.facts_known = -1
         self.dropped: frozenset[bytes] = frozenset()
         self.next_line = 1  # number of the next line to be handed out
         self.block = b""
         self.block_first = 1
         self.block_last = 0
-        # earlier blocks (bytes, first line, last line), enough to lend RECENT lines across block edges
+        # earlier blocks (bytes, first line, last line), enough to lend `memory` lines across block edges
         self.history: deque[tuple[bytes, int, int]] = deque()
         self.cur_off = 0  # where the line being fed starts in `block`
         self.cur_line = 0
@@ -172,7 +154,7 @@ class FastFeeder:
     def _block(self, block: bytes) -> None:
         if self.block:
             self.history.append((self.block, self.block_first, self.block_last))
-            while len(self.history) > 1 and self.block_first - self.history[1][1] >= RECENT:
+            while len(self.history) > 1 and self.block_first - self.history[1][1] >= self.memory:
                 self.history.popleft()
         self.block, self.block_first = block, self.next_line
         self.block_last = self.next_line + block.count(b"\n") - 1
@@ -235,27 +217,3 @@ class FastFeeder:
                 break
         out.reverse()
         return out
-
-
-
-def gate_literals_static(db: Database) -> set[str]:
-    """What must always be searched: rule gates, whole-file conditions, traceback starts."""
-    gates = [r.gate for r in db.rules]
-    gates += [c.gate for cs in db.signatures for c in cs.conditions() if c.cond.scope == "file"]
-    found = _literals(gates)
-    return (found or set()) | set(GROUPER_LITERALS)
-
-
-def body_literals(db: Database) -> frozenset[str]:
-    """What is searched on every line after the fact region: rule literals, whole-file conditions, traceback
-    starts and lone errors, and the facts read everywhere (checkpoints)."""
-    body = gate_literals_static(db)
-    for fact in db.facts:
-        if fact.mode == "last" and not fact.job and fact.gate is not None:
-            body |= set(fact.gate.literals)
-    return frozenset(body)
-
-
-def body_plan(db: Database) -> SearchPlan:
-    """The plan for the lines after the fact region."""
-    return plan_search(body_literals(db))

@@ -13,8 +13,9 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..match.scanner import STALE_TB
+from ..read.grouper import STALE_TB
 from ..read.normalize import FACT_LINES, HEAD_LINES, Normalizer
+from ..read.sources import decode
 from .plan import SearchPlan
 
 SPLIT_MIN = 256 << 20  # a smaller file is not worth the processes
@@ -90,8 +91,6 @@ def plan_parts(path: Path, size: int, parts: int, plan: SearchPlan) -> list[Part
 
 def head_year(path: Path) -> int | None:
     """The year a scan from the start would date year-less timestamps with (see normalize.HEAD_LINES)."""
-    from ..read.sources import decode
-
     norm = Normalizer(str(path))
     with open(path, "rb") as fh:
         for lineno in range(1, HEAD_LINES + 1):

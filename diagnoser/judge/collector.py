@@ -1,0 +1,200 @@
+"""Aggregate events into findings: one per signature, with count, ranks, hosts and first sighting; merge the
+results of several sources (or parts of one) in source order."""
+
+from __future__ import annotations
+
+from ..match.events import (
+    DeferredHitEvent,
+    Event,
+    FactEvent,
+    FileSeenEvent,
+    HitEvent,
+    UnrecognizedEvent,
+)
+from ..match.schema import Signature
+from ..read.lone import LONE_KEEP
+from .findings import (
+    MAX_LONE,
+    MAX_RANKS,
+    MAX_TIMELINE,
+    MAX_UNRECOGNIZED,
+    Fact,
+    Finding,
+    Location,
+    Moment,
+    Unrecognized,
+    add_capped,
+    earlier,
+    fold_unrecognized,
+)
+
+
+class Collector:
+    """Receives one source's events (it is the scanner's `emit`); merges with other collectors."""
+
+    def __init__(self, signatures: dict[str, Signature]) -> None:
+        self.signatures = signatures
+        self.findings: dict[str, Finding] = {}
+        self.unrecognized: dict[tuple[str, str], Unrecognized] = {}
+        self.facts: dict[str, Fact] = {}
+        self.timeline: dict[str, Moment] = {}
+        self.roles: dict[str, tuple[str, str | None]] = {}  # source → (role, host from its path)
+        self.kernel: list[tuple[str, Location]] = []  # failure findings seen in kernel logs
+        # decided in finalize(), when every part of every source has been merged
+        self.deferred: list[DeferredHitEvent] = []
+        self.file_seen: dict[str, set[str]] = {}
+        self.maybe_unrecognized: list[UnrecognizedEvent] = []
+        self.lone: list[UnrecognizedEvent] = []  # lone exception lines: shown only when nothing else explains
+        self.lines = 0
+        self.bytes = 0
+        self.sources = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, HitEvent):
+            self._hit(event)
+        elif isinstance(event, UnrecognizedEvent) and event.kind == "line":
+            self._lone([event])
+        elif isinstance(event, UnrecognizedEvent):
+            if event.depends_on:
+                self.maybe_unrecognized.append(event)
+            else:
+                self._unrecognized(event)
+        elif isinstance(event, DeferredHitEvent):
+            if len(self.deferred) < MAX_TIMELINE:
+                self.deferred.append(event)
+        elif isinstance(event, FileSeenEvent):
+            self.file_seen.setdefault(event.source, set()).update(event.keys)
+        elif isinstance(event, FactEvent):
+            fact = Fact(event.name, event.value, Location.of(event.line), dict(event.groups), event.mode)
+            known = self.facts.get(event.name)
+            if known is None or fact.replaces(known):
+                if known is not None and fact.mode == "last":
+                    # "save checkpoint to /ckpt/5" then "... train iteration 5 done": keep the path
+                    for key, value in known.groups.items():
+                        if key not in fact.groups and known.groups.get("ckpt_step") == fact.groups.get("ckpt_step"):
+                            fact.groups[key] = value
+                self.facts[event.name] = fact
+
+    def _own(self, where: Location) -> bool:
+        """The line sits in its own node's file (not a copy another process forwarded)."""
+        return where.host is not None and where.host == self.roles.get(where.source, ("", None))[1]
+
+    def _moment(self, what: str, where: Location) -> None:
+        key = f"rank {where.rank}" if where.rank is not None else f"{where.source}"
+        known = self.timeline.get(key)
+        if known is None:
+            if len(self.timeline) < MAX_TIMELINE:
+                self.timeline[key] = Moment(what, where)
+        elif earlier(where, known.where):
+            self.timeline[key] = Moment(what, where)
+        elif not earlier(known.where, where) and where.ts is not None and self._own(where) \
+                and not self._own(known.where):
+            # the same moment twice (Ray forwards every worker line to the driver): keep the worker's copy
+            self.timeline[key] = Moment(what, where)
+
+    def _hit(self, event: HitEvent) -> None:
+        line = event.line
+        where = Location.of(line)
+        sig = self.signatures[event.sig_id]
+        captured = event.captures.get("rank", "")
+        if where.rank is None and captured.isdigit():
+            where.rank = int(captured)  # e.g. torchrun's "Root Cause" table names the rank that died
+        if sig.is_failure:
+            role = self.roles.get(line.source, ("worker", None))[0]
+            if role == "kernel":
+                if len(self.kernel) < MAX_TIMELINE:
+                    self.kernel.append((event.sig_id, where))
+            else:
+                self._moment(event.sig_id, where)
+        f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence)
+        if line.rank is not None:
+            f.ranks.add(line.rank)
+        if line.host:
+            f.hosts.add(line.host)
+        f.sources.append(line.source)
+        known = self.findings.get(event.sig_id)
+        if known is None:
+            self.findings[event.sig_id] = f
+        else:
+            known.absorb(f)
+
+    def _unrecognized(self, event: UnrecognizedEvent) -> None:
+        self._moment(f"exception:{event.exc_type}", Location.of(event.line))
+        fold_unrecognized(self.unrecognized, event)
+
+    def _lone(self, events: list[UnrecognizedEvent]) -> None:
+        """Keep the last LONE_KEEP of each source, for the first sources up to MAX_LONE in all: the same whether
+        a source was scanned whole or in parts (only the part that holds the file's end can have any)."""
+        self.lone.extend(events)
+        if len(self.lone) <= LONE_KEEP:
+            return
+        kept: list[UnrecognizedEvent] = []
+        per_source: dict[int, int] = {}
+        for e in sorted(self.lone, key=lambda e: (e.line.source_index, -e.line.lineno)):
+            n = per_source.get(e.line.source_index, 0)
+            if n < LONE_KEEP:
+                per_source[e.line.source_index] = n + 1
+                kept.append(e)
+                if len(kept) >= MAX_LONE:
+                    break
+        self.lone = kept
+
+    def lone_unrecognized(self) -> list[Unrecognized]:
+        """The lone exception lines as unrecognised errors, deduplicated, in log order."""
+        out: dict[tuple[str, str], Unrecognized] = {}
+        for e in sorted(self.lone, key=lambda e: (e.line.source_index, e.line.lineno)):
+            fold_unrecognized(out, e)
+        return list(out.values())
+
+    def finalize(self) -> None:
+        """Decide the hits that waited for their whole source (whole-file conditions)."""
+        accepted: set[str] = set()
+        for d in self.deferred:
+            seen = self.file_seen.get(d.hit.line.source, set())
+            if all(k in seen for k in d.needs) and not any(k in seen for k in d.forbids):
+                accepted.add(d.key)
+                self._hit(d.hit)
+        for u in self.maybe_unrecognized:
+            if not any(k in accepted for k in u.depends_on):
+                self._unrecognized(u)
+        self.deferred, self.maybe_unrecognized = [], []
+
+    def merge(self, other: Collector) -> None:
+        """Fold in another source's results (called in source order, so results are stable)."""
+        self.deferred.extend(other.deferred)
+        self.maybe_unrecognized.extend(other.maybe_unrecognized)
+        self._lone(other.lone)
+        for source, keys in other.file_seen.items():
+            self.file_seen.setdefault(source, set()).update(keys)
+        for sig_id, f in other.findings.items():
+            mine = self.findings.get(sig_id)
+            if mine is None:
+                self.findings[sig_id] = f
+            else:
+                mine.absorb(f)
+        for key, u in other.unrecognized.items():
+            known = self.unrecognized.get(key)
+            if known is None:
+                if len(self.unrecognized) < MAX_UNRECOGNIZED:
+                    self.unrecognized[key] = u
+                continue
+            known.count += u.count
+            if earlier(u.first, known.first):
+                known.first, known.message, known.frame = u.first, u.message, u.frame
+            add_capped(known.ranks, u.ranks, MAX_RANKS)
+        for name, fact in other.facts.items():
+            known_fact = self.facts.get(name)
+            if known_fact is None or fact.replaces(known_fact):
+                self.facts[name] = fact
+        for who, moment in other.timeline.items():
+            known_moment = self.timeline.get(who)
+            if known_moment is None:
+                if len(self.timeline) < MAX_TIMELINE:
+                    self.timeline[who] = moment
+            elif earlier(moment.where, known_moment.where):
+                self.timeline[who] = moment
+        self.roles.update(other.roles)
+        self.kernel.extend(other.kernel[: max(0, MAX_TIMELINE - len(self.kernel))])
+        self.lines += other.lines
+        self.bytes += other.bytes
+        self.sources += other.sources

@@ -1,0 +1,64 @@
+"""What a scanner tells: a hit of a signature, an unrecognised error, a fact, and the records whole-file
+conditions need. Each carries the LogLine it came from; the collector (judge/) folds them into findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..read.normalize import LogLine
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceLine:
+    lineno: int
+    raw: str
+    key: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HitEvent:
+    sig_id: str
+    line: LogLine
+    captures: dict[str, str]
+    evidence: tuple[EvidenceLine, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UnrecognizedEvent:
+    exc_type: str
+    message: str
+    frame: str
+    line: LogLine
+    kind: str  # python | cxx | fatal | signal: a traceback; "line": a lone exception line (see _LONE)
+    depends_on: tuple[str, ...] = ()  # deferred hits in this traceback: it is unrecognised only if none holds
+    count: int = 1  # lone lines: how many times the source's tail said it
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredHitEvent:
+    """A hit whose whole-file conditions are decided once the whole source has been seen (all its parts)."""
+
+    key: str
+    hit: HitEvent
+    needs: tuple[str, ...]  # whole-file conditions that must have matched somewhere in the source
+    forbids: tuple[str, ...]  # whole-file conditions that must not have
+
+
+@dataclass(frozen=True, slots=True)
+class FileSeenEvent:
+    """The whole-file conditions that matched somewhere in this (part of a) source."""
+
+    source: str
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class FactEvent:
+    name: str
+    value: str
+    line: LogLine
+    groups: dict[str, str]
+    mode: str = "first"
+
+
+Event = HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent

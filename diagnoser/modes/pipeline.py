@@ -1,0 +1,158 @@
+"""The pipeline every mode drives: sources in, events out, judged into a report at the end.
+
+A Pipeline owns the matcher and the collector. Each source gets a scanner (normalise → tracebacks →
+match, match/scanner.py) whose events go to a collector, and to a listener when a live mode wants each
+event as it happens. Batch mode scans whole files (the fast search for big ones) or parts of one, each
+into a collector of its own that is merged in source order; the live modes feed lines as they come. A
+feature added to the scanner, the collector or the judge works in every mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .. import search
+from ..errors import InputError
+from ..i18n import Msg
+from ..judge.collector import Collector
+from ..match.database import Database
+from ..match.events import Event
+from ..match.matcher import Matcher
+from ..match.scanner import RECENT, SourceScanner
+from ..read.sources import Source, iter_lines, lines_before, open_binary
+from ..report.model import Report, build_report
+
+Warn = Callable[[str], None]
+
+# Below this size a file is read line by line: the same result, and no search plan to make.
+FAST_MIN_BYTES = 8 << 20
+
+
+def _ignore(_message: str) -> None:
+    return None
+
+
+def source_size(source: Source) -> int:
+    try:
+        return source.path.stat().st_size if source.path is not None else 0
+    except OSError:
+        return 0
+
+
+class Pipeline:
+    """One diagnosis: a matcher, a collector, and a scanner per source."""
+
+    def __init__(self, db: Database, warn: Warn = _ignore, listener: Callable[[Event], None] | None = None,
+                 matcher: Matcher | None = None) -> None:
+        self.db = db
+        self.warn = warn
+        self.matcher = matcher or Matcher(db, warn)
+        self.collector = Collector(db.by_id())
+        self.listener = listener
+        self.streams: dict[str, SourceScanner] = {}
+        self.started = time.perf_counter()
+
+    def emit(self, event: Event) -> None:
+        self.collector(event)
+        if self.listener is not None:
+            self.listener(event)
+
+    # -- live: lines as they come --------------------------------------------------------------------
+    def stream(self, name: str, rank: int | None = None, host: str | None = None,
+               role: str = "worker") -> SourceScanner:
+        """The scanner of a named source, made when its first line comes."""
+        sc = self.streams.get(name)
+        if sc is None:
+            sc = SourceScanner(self.db, self.matcher, name, len(self.streams), self.emit, rank, host)
+            self.streams[name] = sc
+            self.collector.sources += 1
+            self.collector.roles[name] = (role, host)
+        return sc
+
+    def finish_streams(self) -> None:
+        for sc in self.streams.values():
+            sc.finish()
+
+    # -- batch: a whole source, or a part of a big file, each into a collector of its own ----------------
+    def scan(self, source: Source, index: int, fast: bool | str = True, year: int | None = None) -> Collector:
+        """Scan one source from start to end (the fast search for a big one, unless told otherwise)."""
+        collector = Collector(self.db.by_id())
+        collector.sources = 1
+        collector.roles[source.name] = (source.role, source.host)
+        scanner = SourceScanner(self.db, self.matcher, source.name, index, collector, source.rank, source.host, year)
+
+        def count(n: int) -> None:
+            collector.bytes += n
+
+        try:
+            fh = open_binary(source)
+        except InputError as exc:
+            if source.explicit:
+                raise
+            # one unreadable file in a job's folder does not stop the post-mortem
+            self.warn(Msg("warn_skipped", problem=exc.args[0] if exc.args else str(exc)))
+            return collector
+        try:
+            size = source_size(source)
+            big = source.path is None or size >= FAST_MIN_BYTES or fast == "always"
+            if fast and big and self.db.search.complete:
+                lines = search.scan(scanner, self.db.search, fh, count, memory=RECENT, name=source.name,
+                                    warn=self.warn, size=None if source.path is None else size)
+            else:
+                for lineno, text in iter_lines(fh, count, self.warn, source.name):
+                    scanner.feed_raw(lineno, text)
+                lines = scanner.lines
+        finally:
+            if not source.is_stdin:
+                fh.close()
+        scanner.finish(lines)
+        collector.lines = lines
+        return collector
+
+    def scan_part(self, source: Source, index: int, part: search.Part, year: int | None = None) -> Collector:
+        """Scan one part of a big file (see search/split.py); part 0 also holds the file's head."""
+        assert source.path is not None
+        path: Path = source.path
+        collector = Collector(self.db.by_id())
+        collector.sources = 1 if part.start == 0 else 0
+        collector.roles[source.name] = (source.role, source.host)
+        scanner = SourceScanner(self.db, self.matcher, source.name, index, collector, source.rank, source.host, year)
+        before_lead = lines_before(path, part.lead) if part.lead else 0
+        before_start = before_lead
+        if part.start:
+            scanner.normalizer.year = search.head_year(path)
+            with open(path, "rb") as fh:
+                fh.seek(part.lead)
+                before_start += fh.read(part.start - part.lead).count(b"\n")
+        reader = search.LimitedReader(path, part.lead, part.end)
+        try:
+            last = search.scan(scanner, self.db.search, reader, lambda _n: None, memory=RECENT,  # type: ignore[arg-type]
+                               name=source.name, warn=self.warn, first_line=before_lead + 1, size=part.end - part.lead)
+        finally:
+            reader.close()
+        scanner.finish(last)
+        collector.lines = last - before_start
+        collector.bytes = part.end - part.start
+        return collector
+
+    def scan_lines(self, lines: Iterable[str], name: str = "<text>") -> Collector:
+        """Scan text already in memory (signature examples, tests)."""
+        collector = Collector(self.db.by_id())
+        collector.sources = 1
+        scanner = SourceScanner(self.db, self.matcher, name, 0, collector)
+        for lineno, text in enumerate(lines, start=1):
+            collector.bytes += len(text) + 1
+            scanner.feed_raw(lineno, text)
+        scanner.finish()
+        collector.lines = scanner.lines
+        collector.finalize()
+        return collector
+
+    def add(self, collector: Collector) -> None:
+        """Fold in a source's (or a part's) results; called in source order, so the report is stable."""
+        self.collector.merge(collector)
+
+    def report(self, lang: str, job_status: str | None = None) -> Report:
+        return build_report(self.collector, lang, time.perf_counter() - self.started, job_status)

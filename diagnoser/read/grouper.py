@@ -1,0 +1,270 @@
+"""Group multi-line tracebacks per stream, so interleaved processes never mix two of them.
+
+A table maps (state, kind of line) to an action; buffers are bounded so a runaway traceback cannot grow
+memory, and a traceback whose stream stays silent for STALE_TB lines is closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .normalize import LogLine
+from .traceback import (
+    CXX_START,
+    EXC_LINE,
+    EXC_NAME,
+    FATAL_START,
+    FRAME,
+    IGNORED,
+    MAX_BLANKS,
+    MAX_CONTINUATION,
+    NEW_RECORD,
+    RAY_UNHANDLED,
+    SIGNAL_START,
+    WATCHDOG_EXC,
+    WATCHDOG_TYPE,
+    WHAT,
+    TracebackRecord,
+    classify,
+)
+
+MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
+STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
+
+# states
+IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"
+
+
+
+@dataclass(slots=True)
+class _Stream:
+    state: str = IDLE
+    tb: TracebackRecord | None = None
+    cont: int = 0
+    blanks: int = 0
+    prev_text: str = ""
+
+
+
+class TracebackGrouper:
+    """Feed lines in order; get back the tracebacks each line closed and the one it joined."""
+
+    def __init__(self, on_close: Callable[[TracebackRecord], None]) -> None:
+        self._streams: dict[str, _Stream] = {}
+        self._on_close = on_close
+        self._next_id = 0
+
+    @property
+    def open_count(self) -> int:
+        return sum(1 for s in self._streams.values() if s.tb is not None)
+
+    def feed(self, line: LogLine) -> TracebackRecord | None:
+        """Advance the line's stream; return the traceback the line belongs to, if any."""
+        st = self._streams.get(line.stream)
+        if st is None:
+            if len(self._streams) >= MAX_STREAMS:
+                self._forget_idle()
+            st = self._streams[line.stream] = _Stream()
+        text = line.text
+        kind = classify(text)
+        handler = _TABLE[st.state]
+        result = handler(self, st, line, kind)
+        st.prev_text = text
+        return result
+
+    def _forget_idle(self) -> None:
+        for key in [k for k, st in self._streams.items() if st.tb is None][: MAX_STREAMS // 2]:
+            del self._streams[key]
+
+    def close_all(self) -> None:
+        for st in self._streams.values():
+            self._close(st)
+
+    def close_stale(self, lineno: int, limit: int) -> None:
+        """Close tracebacks whose stream has been silent for more than `limit` lines."""
+        for st in self._streams.values():
+            if st.tb is not None and lineno - st.tb.last_lineno > limit:
+                self._close(st)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _start(self, st: _Stream, line: LogLine, kind: str = "python") -> TracebackRecord:
+        self._close(st)
+        self._next_id += 1
+        tb = TracebackRecord(self._next_id, line, kind)
+        tb.ignored = bool(IGNORED.match(st.prev_text))
+        tb.add(line)
+        st.tb = tb
+        st.cont = 0
+        st.blanks = 0
+        return tb
+
+    def _close(self, st: _Stream) -> None:
+        if st.tb is not None:
+            tb = st.tb
+            st.tb = None
+            st.state = IDLE
+            # frames with neither header nor an exception line (a printed stack, `logging` stack_info, then
+            # the next log line): not a failure
+            if tb.headless and not EXC_NAME.search(tb.exc_type):
+                tb.ignored = True
+            if not tb.exc_type:
+                tb.exc_type = "?"
+                tb.message = "(traceback cut off before its exception line)"
+            self._on_close(tb)
+        st.state = IDLE
+
+    def _idle(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+        text = line.text
+        if kind == "tb_start":
+            tb = self._start(st, line)
+            st.state = FRAMES
+            return tb
+        if kind == "frame":
+            m = FRAME.match(text)
+            if m is not None and m.group("func") is not None:  # faulthandler's "line N in f" is a stack dump
+                tb = self._start(st, line)
+                tb.headless = True
+                st.state = FRAMES
+                return self._frames(st, line, kind, added=True)
+        if "terminated with exception: " in text:
+            m = WATCHDOG_EXC.search(text)
+            if m is not None:
+                tb = self._start(st, line, "cxx")
+                tb.exc_type, tb.message = WATCHDOG_TYPE, m.group("msg").strip()
+                st.state = EXC
+                return tb
+        if "Unhandled error" in text and RAY_UNHANDLED.search(text):
+            tb = self._start(st, line)
+            st.state = FRAMES
+            return tb
+        if "terminate called" in text:
+            m = CXX_START.search(text)
+            if m is not None:
+                tb = self._start(st, line, "cxx")
+                tb.exc_type = m.group("type")
+                st.state = EXC
+                return tb
+        if text.startswith("Fatal Python error: "):
+            m = FATAL_START.match(text)
+            if m is not None:
+                tb = self._start(st, line, "fatal")
+                tb.exc_type = "Fatal Python error"
+                tb.message = m.group("msg").strip()
+                st.state = EXC
+                return tb
+        if text.startswith("*** SIG"):
+            m = SIGNAL_START.match(text)
+            if m is not None:
+                tb = self._start(st, line, "signal")
+                tb.exc_type = m.group("sig")
+                tb.message = text.strip("* ")
+                st.state = EXC
+                return tb
+        return None
+
+    def _frames(self, st: _Stream, line: LogLine, kind: str, added: bool = False) -> TracebackRecord | None:
+        tb = st.tb
+        assert tb is not None
+        if kind == "tb_start":
+            return self._idle(st, line, kind)
+        if kind == "frame":
+            if not added:
+                tb.add(line)
+            m = FRAME.match(line.text)
+            if m is not None:
+                func = (m.group("func") or "").strip()
+                tb.frame = f"{m.group('file')}:{m.group('line')}" + (f" in {func}" if func else "")
+            st.state = AFTER_FRAME
+            return tb
+        if kind in ("indented", "blank"):
+            tb.add(line)
+            return tb
+        # the first unindented line after the frames is the exception line
+        tb.add(line)
+        tb.set_exception(line.text)
+        st.state = EXC
+        st.cont = 0
+        return tb
+
+    def _after_frame(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+        # The source line under a frame; some shippers strip its indentation.
+        tb = st.tb
+        assert tb is not None
+        if kind == "text" and not EXC_LINE.match(line.text.strip()):
+            tb.add(line)
+            st.state = FRAMES
+            return tb
+        st.state = FRAMES
+        return self._frames(st, line, kind)
+
+    def _exc(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+        tb = st.tb
+        assert tb is not None
+        text = line.text
+        if kind == "frame":  # Ray's RayTaskError carries the remote traceback after its line
+            st.state = FRAMES
+            return self._frames(st, line, kind)
+        if kind == "tb_start":
+            return self._idle(st, line, kind)
+        if kind == "chain":
+            tb.add(line)
+            st.state = CHAIN
+            return tb
+        if kind == "blank":
+            st.state = BLANK
+            st.blanks = 1
+            return tb
+        if tb.kind == "cxx" and not tb.message:
+            m = WHAT.match(text)
+            if m is not None:
+                tb.add(line)
+                tb.message = m.group("msg").strip()
+                w = WATCHDOG_EXC.search(tb.message)
+                if w is not None:  # the same error as the watchdog's own log line: one entry for both
+                    tb.exc_type, tb.message = WATCHDOG_TYPE, w.group("msg").strip()
+                return tb
+        if st.cont >= MAX_CONTINUATION or line.has_prefix_time or NEW_RECORD.match(text):
+            self._close(st)
+            return self._idle(st, line, kind)
+        st.cont += 1
+        tb.add(line)
+        return tb
+
+    def _blank(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+        tb = st.tb
+        assert tb is not None
+        if kind == "blank":
+            st.blanks += 1
+            if st.blanks > MAX_BLANKS:
+                self._close(st)
+            return None
+        if kind == "chain":
+            tb.add(line)
+            st.state = CHAIN
+            return tb
+        self._close(st)
+        return self._idle(st, line, kind)
+
+    def _chain(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+        tb = st.tb
+        assert tb is not None
+        if kind == "blank":
+            return tb
+        if kind == "tb_start":
+            tb.add(line)
+            st.state = FRAMES
+            return tb
+        self._close(st)
+        return self._idle(st, line, kind)
+
+
+_Handler = Callable[[TracebackGrouper, _Stream, LogLine, str], "TracebackRecord | None"]
+_TABLE: dict[str, _Handler] = {
+    IDLE: TracebackGrouper._idle,
+    FRAMES: TracebackGrouper._frames,
+    AFTER_FRAME: TracebackGrouper._after_frame,
+    EXC: TracebackGrouper._exc,
+    BLANK: TracebackGrouper._blank,
+    CHAIN: TracebackGrouper._chain,
+}

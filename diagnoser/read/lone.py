@@ -1,0 +1,37 @@
+"""Lone exception lines: an error stated on one line with no traceback around it (the last line a paste kept,
+a failed C++ CHECK), and the literals the fast search must find for them."""
+
+from __future__ import annotations
+
+import regex
+
+# An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last line
+# of a paste), or a failed C++ CHECK (Ray's RAY_CHECK, glog, absl: "file.cc:NN:  Check failed: <condition>", glog's
+# "F0706 ... file.cc:NN] Check failed: ..." whose prefix the normaliser strips): a failure with no Python traceback.
+# It counts only near the end of its source (a recovered error mid-run is not the failure), when no signature
+# matched the line, and the report shows it only when nothing else explains the log.
+LONE_LITERALS = ("Error: ", "Exception: ", "Check failed: ")
+_LONE = regex.compile(r"^(?P<type>(?:[A-Za-z_]\w{0,63}\.){0,8}(?:[A-Z]\w{0,79}Error|(?:[A-Z]\w{0,79})?Exception)): "
+                      r"(?P<msg>\S.*)")
+_CHECK = regex.compile(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed): (?P<msg>\S.*)")
+# Ray prints this CHECK at interpreter exit of runs that went well (the core worker was already shut down)
+_BENIGN_CHECK = "Check failed: core_worker_process "
+LONE_TAIL = 100  # physical lines from the end of its source within which a lone line counts
+LONE_KEEP = 3  # distinct lone errors kept per source
+
+
+def lone_error(text: str, raw: str | None = None) -> regex.Match[str] | None:
+    """The exception (or failed C++ CHECK) a line states on its own, if it is one.
+
+    Like the signatures' gates, the literal must also be in the line as read (`raw`): a literal split by a
+    colour code is missed by the byte-level fast path, so it is missed here too.
+    """
+    if ("Error: " in text or "Exception: " in text) and (
+            raw is None or "Error: " in raw or "Exception: " in raw):
+        m = _LONE.match(text)
+        if m is not None:
+            return m
+    at = text.find("Check failed: ")
+    if at < 0 or (raw is not None and "Check failed: " not in raw) or _BENIGN_CHECK in text:
+        return None
+    return _CHECK.search(text, max(0, at - 40))

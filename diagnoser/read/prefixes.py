@@ -1,0 +1,96 @@
+"""The prefixes a log line may carry, as regexes: colour codes, progress bars, Ray and rank tags, timestamps.
+
+Each transport prefix (Ray `(Actor pid=…, ip=…)`, `[rankN]:`, MPI, pdsh) names the process that wrote the
+line; logger prefixes (ISO, glog, vLLM, ChatLearn, ROLL, syslog, dmesg) add a time, rank or host.
+"""
+
+from __future__ import annotations
+
+import regex
+
+MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
+_MON = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+
+
+ANSI_RE = regex.compile(
+    r"""
+    \x1b\[[0-?]*[ -/]*[@-~]              # CSI: colours, cursor moves
+  | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC: titles, hyperlinks
+  | \x1b[@-Z\\-_]                        # two-byte escapes
+  | (?:\#033|\^\[|\\033|\\x1b|\\e)\[[0-?]*[ -/]*[@-~]   # ESC written out by a log shipper
+  | (?:(?<![\w\\])|(?<=\dm))\[\d{1,3}(?:;\d{1,3})*m    # ESC byte lost: "[36m(" ... "[0m"
+    """,
+    regex.VERBOSE,
+)
+CONTROL_RE = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# tqdm-style bars: "45%|████▌     | 45/100 [00:10<00:12, 4.5it/s]" and friends.
+PROGRESS_RE = regex.compile(
+    r"\d{1,3}%\|[^|]{0,200}\||\|\s*\d+/\d+\s*\[\d+:\d\d|[\d.]+\s?(?:it/s|s/it)\]"
+)
+# A bar that ended without a newline and had the next message glued on after its "]".
+GLUED_RE = regex.compile(r"^(?P<bar>.*?\d{1,3}%\|[^|]{0,200}\|[^\[\]]{0,100}\[[^\]]{0,300}\])\s*(?P<rest>\S.*)$")
+REPEAT_RE = regex.compile(r"\s*\[repeated (?P<n>\d+)x across cluster\](?:\s*\(Ray deduplicates.*)?\s*$")
+
+_ISO = (
+    r"\[?(?P<Y>\d{4})[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
+    r"(?:[.,](?P<f>\d{1,9}))?(?:\s?(?:Z|UTC|[+-]\d\d:?\d\d))?"
+)
+ISO_RE = regex.compile(
+    "^" + _ISO + r"(?:\s+[IWEDF]\s+\d+\s+\d+)?\]?(?:(?:\s*[|:]\s*|\s+-\s+|\s+)|$)"
+)
+# c10 / glog: "[E501 12:00:01.123456789 ProcessGroupNCCL.cpp:616] " (MMDD has no leading zero before
+# October), python glog-like "E0325 20:57:27.620000 2606 site-packages/torch/.../api.py:869] "
+GLOG_RE = regex.compile(
+    r"^\[?(?P<lvl>[IWEFV])(?P<md>\d{3,4}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<f>\d+))?"
+    r"\s+(?:\d+\s+)?(?P<loc>[\w.\-/\\]+:\d+)\]\s?"
+)
+OLD_C10_RE = regex.compile(r"^\[(?P<lvl>[IWEF]) (?P<loc>[\w.\-/]+:\d+)\]\s?")
+DMESG_RE = regex.compile(r"^\[\s*\d+\.\d+\]\s?")
+DMESG_T_RE = regex.compile(
+    rf"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<b>{_MON})\s+(?P<d>\d{{1,2}}) "
+    r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) (?P<Y>\d{4})\]\s?"
+)
+SYSLOG_RE = regex.compile(
+    rf"^(?P<b>{_MON})\s+(?P<d>\d{{1,2}}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) "
+    r"(?P<host>[\w.\-]+) (?P<prog>[\w\-/.]+)(?:\[\d+\])?: "
+)
+KERNEL_HOST_RE = regex.compile(r"^(?P<host>[\w.\-]+) kernel: ")
+# vLLM: "INFO 05-09 16:18:30 [engine.py:310] ", "ERROR 04-15 00:31:11 worker_base.py:574] "
+VLLM_RE = regex.compile(
+    r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
+    r"(?:\.(?P<f>\d+))? \[?[\w./\-]+:\d+\]\s?"
+)
+# ChatLearn's logger, after its "[<asctime> " was taken: "ChatLearn-policy_trainer 10.0.0.7 RANK:3] (x.py 37): "
+CHATLEARN_RE = regex.compile(
+    r"^ChatLearn(?:-(?P<actor>[\w.\-]+))?(?: (?P<host>[\w.:\-]+) RANK:(?P<rank>\d+))?\] \([\w.\-]+ \d+\):"
+    r"(?: (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?= ))? ?"
+)
+# ROLL's logger, after its "[<asctime>] ": "[rlvr_pipeline.py (487)] [INFO] [actor_train-0-G0 0 / 8][PID 4321] "
+ROLL_RE = regex.compile(
+    r"^\[[\w.\-]+ \(\d+\)\] \[[A-Z]+\] \[(?P<actor>[\w.\-]+) (?P<rank>\d+) / \d+\]\[PID (?P<pid>\d+)\]\s?"
+)
+RAY_RE = regex.compile(
+    r"^\((?:(?P<actor>[^()=,\s][^()=,]*?(?:\([^()]*\))?)\s+)?pid=(?P<pid>\w+)"
+    r"(?:,\s*ip=(?P<ip>[0-9A-Fa-f.:]+))?(?:,\s*[^)]*)?\)\s?"
+)
+RAY_SVC_RE = regex.compile(
+    r"^\((?P<actor>raylet|gcs_server|autoscaler|monitor|dashboard|dashboard_agent|log_monitor|"
+    r"runtime_env_agent)(?:,\s*ip=(?P<ip>[0-9A-Fa-f.:]+))?(?:\s+\+[\dhms.]+)?\)\s?"
+)
+RANK_RE = regex.compile(r"^\[[Rr]ank\s?(?P<rank>\d+)\]:\s?")
+ROLE_RE = regex.compile(r"^\[(?!rank\d)(?P<role>[A-Za-z_][\w\-]*?)(?P<lrank>\d+)\]:\s?")
+MPI_RE = regex.compile(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
+PDSH_RE = regex.compile(
+    r"^(?P<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[A-Za-z][\w-]*-)?(?:master|worker|node)-\d+[\w-]*): "
+)
+
+# Transport prefixes say which process wrote the line (they define its stream); logger prefixes
+# only add a rank or a time to what the process itself printed.
+TRANSPORT = frozenset({RAY_RE, RAY_SVC_RE, RANK_RE, ROLE_RE, MPI_RE, PDSH_RE})
+BRACKET = (ISO_RE, GLOG_RE, OLD_C10_RE, DMESG_T_RE, DMESG_RE, RANK_RE, MPI_RE, ROLE_RE, ROLL_RE)
+PAREN = (RAY_RE, RAY_SVC_RE)
+DIGIT = (ISO_RE, PDSH_RE)
+ALPHA = (GLOG_RE, VLLM_RE, CHATLEARN_RE, SYSLOG_RE, PDSH_RE)
+MAX_PREFIXES = 8
