@@ -39,7 +39,7 @@ def test_json_report_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(report) >= {"schema", "root_cause", "findings", "unrecognized", "stats"}
     rc = report["root_cause"]
     assert rc["id"] == "cuda-oom" and report["findings"][0] == rc
-    assert set(rc) >= {"id", "title", "kind", "severity", "count", "first", "ranks", "captures", "why", "remedy",
+    assert set(rc) >= {"id", "title", "kind", "role", "severity", "count", "first", "ranks", "captures", "why", "remedy",
                        "references", "evidence"}
     assert set(rc["first"]) >= {"source", "line", "rank", "time"}
     assert isinstance(rc["first"]["line"], int) and rc["first"]["rank"] == 3

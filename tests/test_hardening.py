@@ -169,6 +169,7 @@ examples: {match: ['MyFrameworkError: x'], no_match: ['fine']}
     ("my-sig.yaml", "id: my-sig\n  title: [unclosed", "invalid YAML"),
     ("my-sig.yaml", GOOD.replace("kind: cause", "kind: 42"), "kind: must be one of"),
     ("my-sig.yaml", GOOD.replace("severity: error", "severity: error\ncolour: red"), "colour: unknown key"),
+    ("my-sig.yaml", GOOD.replace("kind: cause", "kind: cause\nrole: teardown"), "role: a cause has the role root"),
     ("my-sig.yaml", GOOD.replace("references: [https://example.com]\n", ""), "references: missing"),
     ("my-sig.yaml", GOOD.replace("'MyFrameworkError: (?P<what>.+)'", "'MyFrameworkError: ((unclosed'"), "match.any[0]"),
     ("my-sig.yaml", GOOD.replace("'MyFrameworkError: (?P<what>.+)'", "'MyFrameworkError(a+)+$'"), "nested unbounded"),

@@ -1,4 +1,5 @@
-"""Ranking: cause > symptom > advisory, then severity, then earliest; root cause selection."""
+"""Ranking: root > cascade > confirmation > teardown > advice, then the earliest, then severity; root cause
+selection."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from diagnoser.match.schema import Signature, Text
 from diagnoser.modes.batch import diagnose_text
 
 
-def sig(sig_id: str, kind: str, severity: str) -> Signature:
+def sig(sig_id: str, kind: str, severity: str, role: str = "") -> Signature:
     t = Text("t", "t")
     return Signature(sig_id, t, kind, severity, "test", "investigate", (), (), False, ("x",), ((),), ((),), ((),), (), (),
                      (), t, (),
-                     ("https://x",), (), (), (), (), "test.yaml")
+                     ("https://x",), (), (), (), (), "test.yaml", role=role)
 
 
 def finding(s: Signature, line: int, ts: float | None = None, source_index: int = 0) -> Finding:
@@ -26,11 +27,27 @@ def test_cause_beats_earlier_symptom() -> None:
     assert root_cause(ranked) is ranked[0]
 
 
-def test_severity_then_time_then_position() -> None:
+def test_earliest_initiating_error_wins_then_severity() -> None:
     a = finding(sig("a", "cause", "error"), 5)
     b = finding(sig("b", "cause", "fatal"), 50)
     c = finding(sig("c", "cause", "fatal"), 10)
-    assert [f.sig.id for f in rank_findings([a, b, c])] == ["c", "b", "a"]
+    d = finding(sig("d", "cause", "error"), 10)
+    assert [f.sig.id for f in rank_findings([a, b, c, d])] == ["a", "c", "d", "b"]
+
+
+def test_role_order_and_defaults() -> None:
+    kinds = {"cause": "root", "symptom": "cascade", "advisory": "advice"}
+    for kind, role in kinds.items():
+        assert sig("x", kind, "error").role == role
+    teardown = finding(sig("teardown", "symptom", "info", "teardown"), 1)
+    confirm = finding(sig("confirm", "symptom", "error", "confirmation"), 2)
+    echo = finding(sig("echo", "symptom", "error"), 3)
+    advice = finding(sig("advice", "advisory", "warning"), 0)
+    root = finding(sig("root", "cause", "error"), 9)
+    ranked = rank_findings([teardown, confirm, echo, advice, root])
+    assert [f.sig.id for f in ranked] == ["root", "echo", "confirm", "teardown", "advice"]
+    assert root_cause(ranked) is root
+    assert root_cause(ranked[1:]) is None  # echoes, confirmations, teardown and advice are never the cause
 
 
 def test_timestamps_order_across_files() -> None:

@@ -1,4 +1,6 @@
-"""Order findings (cause > symptom > advisory, then severity, then earliest) and pick the root cause."""
+"""Order findings by causal role (root > cascade > confirmation > teardown > advice); among roots the earliest
+first (then the graver), among the others the graver first (then the earliest); and pick the root cause: the
+earliest initiating error."""
 
 from __future__ import annotations
 
@@ -7,19 +9,29 @@ from functools import cmp_to_key
 
 from .findings import Finding, earlier
 
-KIND_ORDER = {"cause": 0, "symptom": 1, "advisory": 2}
+ROLE_ORDER = {"root": 0, "cascade": 1, "confirmation": 2, "teardown": 3, "advice": 4}
 SEVERITY_ORDER = {"fatal": 0, "error": 1, "warning": 2, "info": 3}
 
 
+def _key(f: Finding) -> tuple[int, int]:
+    # a failure (error/fatal) of a role before a warning of the same role
+    return ROLE_ORDER[f.sig.role], 0 if f.sig.is_failure else 1
+
+
 def _compare(a: Finding, b: Finding) -> int:
-    ka = (KIND_ORDER[a.sig.kind], SEVERITY_ORDER[a.sig.severity])
-    kb = (KIND_ORDER[b.sig.kind], SEVERITY_ORDER[b.sig.severity])
+    ka, kb = _key(a), _key(b)
     if ka != kb:
         return -1 if ka < kb else 1
+    sa, sb = SEVERITY_ORDER[a.sig.severity], SEVERITY_ORDER[b.sig.severity]
+    if sa != sb and a.sig.role != "root":
+        # among echoes the graver one tells more (a node lost explains the actor that died with it)
+        return -1 if sa < sb else 1
     if earlier(a.first, b.first):
         return -1
     if earlier(b.first, a.first):
         return 1
+    if sa != sb:
+        return -1 if sa < sb else 1
     return -1 if a.sig.id < b.sig.id else (1 if a.sig.id > b.sig.id else 0)
 
 
@@ -28,9 +40,10 @@ def rank_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def root_cause(ranked: list[Finding]) -> Finding | None:
-    """The first cause of severity error or fatal; symptoms and advisories never are."""
+    """The first initiating error (role root, severity error or fatal); echoes, confirmations, teardown and
+    advice never are."""
     for f in ranked:
-        if f.sig.kind == "cause" and f.sig.is_failure:
+        if f.sig.role == "root" and f.sig.is_failure:
             return f
     return None
 

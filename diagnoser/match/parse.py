@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from .schema import (
+    DEFAULT_ROLE,
     FIELD_ORDER,
     ID_RE,
+    KIND_ROLES,
     KINDS,
     NAME_RE,
     REQUIRED,
+    ROLES,
     SEVERITIES,
     VERDICTS,
     Condition,
@@ -37,6 +40,9 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         raise r.fail("id", f"must be kebab-case (a-z, 0-9, single hyphens), not {sig_id!r}")
     kind = r.choice(doc["kind"], "kind", KINDS)
     severity = r.choice(doc["severity"], "severity", SEVERITIES)
+    role = r.choice(doc.get("role", DEFAULT_ROLE[kind]), "role", ROLES)
+    if role not in KIND_ROLES[kind]:
+        raise r.fail("role", f"a {kind} has the role {' or '.join(KIND_ROLES[kind])}, not {role!r}")
     declared_layer = r.string(doc["layer"], "layer") if "layer" in doc else None
     if layer is not None and declared_layer is not None and declared_layer != layer:
         raise r.fail("layer", f"is {declared_layer!r} but the file sits in the folder {layer!r}")
@@ -46,7 +52,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
     frameworks = r.strings(doc.get("frameworks"), "frameworks")
     symptom_of = r.strings(doc.get("symptom_of"), "symptom_of")
     if symptom_of and kind != "symptom":
-        raise r.fail("symptom_of", "only a signature of kind symptom names the causes it echoes")
+        raise r.fail("symptom_of", "only a signature of kind symptom names the causes it echoes (or confirms)")
     only_with_failure = doc.get("only_with_failure", False)
     if not isinstance(only_with_failure, bool):
         raise r.fail("only_with_failure", "must be true or false")
@@ -96,7 +102,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         any=any_, any_literals=any_literals, any_all=any_all, any_not=any_not, all=all_, not_=not_,
         facts=tuple(facts), why=why, remedy=remedy, references=references,
         falsepositives=falsepositives, examples_match=ex_match, examples_no_match=ex_no,
-        todo=todo, path=path,
+        todo=todo, path=path, role=role,
     )
 
 

@@ -8,6 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("cause", "symptom", "advisory")
+# The causal role of what a signature matches (NVRx's restart-agent registry uses the same idea): `root` starts a
+# failure; `cascade` echoes one that started elsewhere (NCCL watchdog, Ray actor death); `confirmation` confirms a
+# cause found elsewhere but says nothing by itself (a bare `Killed`, exit code -9); `teardown` is printed while the
+# job shuts down after a fatal error; `advice` is a hint ("may be caused by", CUDA_LAUNCH_BLOCKING) and never a cause.
+ROLES = ("root", "cascade", "confirmation", "teardown", "advice")
+# the role a signature has when its file names none, and the roles each kind allows
+DEFAULT_ROLE = {"cause": "root", "symptom": "cascade", "advisory": "advice"}
+KIND_ROLES = {"cause": ("root",), "symptom": ("cascade", "confirmation", "teardown"), "advisory": ("advice",)}
 SEVERITIES = ("fatal", "error", "warning", "info")
 VERDICTS = ("restart", "fix-then-restart", "investigate")
 SCOPES = ("line", "traceback", "window", "file")
@@ -15,7 +23,7 @@ WHEN_OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "present")
 
 # The order the fields are written in; the database lint holds built-in files to it.
 FIELD_ORDER = (
-    "id", "title", "kind", "severity", "layer", "verdict", "frameworks", "symptom_of", "only_with_failure",
+    "id", "title", "kind", "role", "severity", "layer", "verdict", "frameworks", "symptom_of", "only_with_failure",
     "match", "facts", "why", "remedy", "references", "falsepositives", "examples",
 )
 REQUIRED = ("id", "title", "kind", "severity", "match", "why", "remedy", "references", "examples")
@@ -104,6 +112,11 @@ class Signature:
     examples_no_match: tuple[Example, ...]
     todo: tuple[str, ...]
     path: str
+    role: str = ""  # root | cascade | confirmation | teardown | advice; "" = the default of its kind
+
+    def __post_init__(self) -> None:
+        if not self.role:
+            object.__setattr__(self, "role", DEFAULT_ROLE.get(self.kind, "root"))
 
     @property
     def is_failure(self) -> bool:

@@ -130,7 +130,7 @@ class LiveSession:
                 self.announced.add(event.sig_id)
                 if self.fmt != "quiet":
                     self._announce(finding)
-                if self.exit_on == "cause" and finding.sig.kind == "cause" and finding.sig.is_failure:
+                if self.exit_on == "cause" and finding.sig.role == "root" and finding.sig.is_failure:
                     self.stop = True
             elif self.fmt == "jsonl":
                 self._jsonl({"event": "seen", "id": event.sig_id, "count": finding.count,

@@ -21,8 +21,8 @@ def _console(out: TextIO, color: bool) -> Console:
 
 
 def list_json(db: Database, lang: str) -> str:
-    rows = [{"id": cs.sig.id, "kind": cs.sig.kind, "severity": cs.sig.severity, "layer": cs.sig.layer,
-             "title": cs.sig.title.get(lang), "path": cs.sig.path} for cs in _sorted(db)]
+    rows = [{"id": cs.sig.id, "kind": cs.sig.kind, "role": cs.sig.role, "severity": cs.sig.severity,
+             "layer": cs.sig.layer, "title": cs.sig.title.get(lang), "path": cs.sig.path} for cs in _sorted(db)]
     return json.dumps(rows, ensure_ascii=False, indent=2)
 
 
@@ -57,7 +57,7 @@ def render_list(db: Database, out: TextIO, lang: str, color: bool) -> None:
 def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
     console = _console(out, color)
     console.print(Text(f"{sig.id}: {sig.title.get(lang)}", style="bold"))
-    meta = f"{sig.kind} · {sig.severity} · {sig.layer} · verdict {sig.verdict}"
+    meta = f"{sig.kind} · {sig.role} · {sig.severity} · {sig.layer} · verdict {sig.verdict}"
     if sig.frameworks:
         meta += " · " + ", ".join(sig.frameworks)
     console.print(Text(meta + f" · {sig.path}", style="dim"))
@@ -101,8 +101,8 @@ def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
 
 def markdown_table(db: Database) -> str:
     """The signature table of signatures/README.md (a test keeps the two in sync)."""
-    rows = ["| id | kind | severity | layer | title |", "|---|---|---|---|---|"]
+    rows = ["| id | kind | role | severity | layer | title |", "|---|---|---|---|---|---|"]
     for cs in _sorted(db):
         s = cs.sig
-        rows.append(f"| `{s.id}` | {s.kind} | {s.severity} | {s.layer} | {s.title.en} |")
+        rows.append(f"| `{s.id}` | {s.kind} | {s.role} | {s.severity} | {s.layer} | {s.title.en} |")
     return "\n".join(rows)

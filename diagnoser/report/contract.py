@@ -11,6 +11,7 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
         "id": f.sig.id,
         "title": f.sig.title.get(report.lang),
         "kind": f.sig.kind,
+        "role": f.sig.role,
         "severity": f.sig.severity,
         "layer": f.sig.layer,
         "verdict": f.sig.verdict,

@@ -51,7 +51,13 @@ class Report:
 
     @property
     def only_symptoms(self) -> bool:
-        return self.root_cause is None and any(f.sig.kind == "symptom" for f in self.findings)
+        """No root cause, and an echo to show instead: a cascade, or (when no unrecognised error is there to show)
+        a confirmation or teardown finding."""
+        if self.root_cause is not None:
+            return False
+        if any(f.sig.role == "cascade" for f in self.findings):
+            return True
+        return not self.unrecognized and any(f.sig.kind == "symptom" for f in self.findings)
 
 
 def values_for(finding: Finding, facts: dict[str, Fact]) -> dict[str, str]:
@@ -91,7 +97,7 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
     collector.finalize()
     found = dict(collector.findings)
     unrecognized = sorted(collector.unrecognized.values(), key=lambda u: (u.first.source_index, u.first.line))
-    if not unrecognized and not any(f.sig.kind == "cause" and f.sig.is_failure for f in found.values()):
+    if not unrecognized and not any(f.sig.role == "root" and f.sig.is_failure for f in found.values()):
         # no traceback and no cause: the exception lines that stood alone (a paste's last line) are all there is
         unrecognized = collector.lone_unrecognized()
     failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) or bool(unrecognized)
