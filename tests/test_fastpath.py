@@ -14,8 +14,8 @@ from diagnoser.modes.batch import diagnose
 from diagnoser.read import normalize, sources
 from diagnoser.read.sources import Source
 from diagnoser.report.contract import to_json
+from diagnoser.search import engine
 from diagnoser.search import feeder as fastscan
-from diagnoser.search import grep as grepscan
 from diagnoser.search.plan import plan_search
 
 from .conftest import SAMPLES
@@ -29,17 +29,14 @@ def _json(db, paths: list[Path], fast: bool) -> str:  # type: ignore[no-untyped-
     return json.dumps(data, sort_keys=True, indent=1)
 
 
-@pytest.fixture(params=["python", "grep"])
+ENGINES = ["python", "hyperscan"] if engine._hs is not None else ["python"]
+
+
+@pytest.fixture(params=ENGINES)
 def small_blocks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Blocks of a few KB and a short head, so block edges and skips happen inside small files; the
-    candidate lines found by the Python plan, or by grep beside it (grepscan.py)."""
-    if request.param == "grep":
-        if grepscan.grep_path() is None:
-            pytest.skip("no usable grep on this machine")
-        monkeypatch.setattr(grepscan, "GREP_MIN_BYTES", 0)
-        monkeypatch.delenv("DIAGNOSER_GREP", raising=False)
-    else:
-        monkeypatch.setenv("DIAGNOSER_GREP", "0")
+    candidate lines found by the pure-Python plan or by Hyperscan (engine.py)."""
+    monkeypatch.setenv("DIAGNOSER_ENGINE", str(request.param))
     monkeypatch.setattr(fastscan, "BLOCK", 2048)
     monkeypatch.setattr(fastscan, "HEAD_LINES", 3)
     monkeypatch.setattr(normalize, "HEAD_LINES", 3)
@@ -179,14 +176,11 @@ def test_stdin_source_uses_the_same_path(db, small_blocks, monkeypatch: pytest.M
     assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
 
 
-@pytest.mark.parametrize("use_grep", [False, True], ids=["python", "grep"])
+@pytest.mark.parametrize("engine_name", ENGINES)
 def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                    use_grep: bool) -> None:
+                                    engine_name: str) -> None:
     """A big file cut into quiet parts for several processes reports what one scan reports."""
-    if use_grep and grepscan.grep_path() is None:
-        pytest.skip("no usable grep on this machine")
-    monkeypatch.setenv("DIAGNOSER_GREP", "1" if use_grep else "0")
-    monkeypatch.setattr(grepscan, "GREP_MIN_BYTES", 0)
+    monkeypatch.setenv("DIAGNOSER_ENGINE", engine_name)
     import sys
 
     from diagnoser.search import split
@@ -197,13 +191,13 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
         (fastscan, "BLOCK", 64 << 10), (fastscan, "HEAD_LINES", 50), (normalize, "HEAD_LINES", 50),
         (scanner, "HEAD_LINES", 50), (fastscan, "FACT_LINES", 200), (scanner, "FACT_LINES", 200),
         (split, "FACT_LINES", 200), (split, "HEAD_LINES", 50), (scanner, "STALE_TB", 150),
-        (split, "QUIET_LINES", 400), (split, "QUIET_BYTES", 96 << 10), (split, "LEAD", 16 << 10),
-        (split, "SPLIT_MIN", 512 << 10),
+        (split, "QUIET_LINES", 400), (split, "QUIET_BYTES", 24 << 10), (split, "LEAD", 16 << 10),
+        (split, "SPLIT_MIN", 512 << 10), (split, "SEEK_BYTES", 1 << 20),
     ]:
         monkeypatch.setattr(module, name, value)
     log = tmp_path / "big.log"
     generate(str(log), 6 << 20, seed=3)
-    parts = split.plan_parts(log, log.stat().st_size, 3, db.search.body_plan)
+    parts = split.plan_parts(log, log.stat().st_size, 3, db.search.body_search)
     assert len(parts) == 3 and parts[1].start > 0
     from diagnoser.console import Warner as _Warner
     from diagnoser.console import input_sources as _sources
@@ -214,69 +208,60 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert one["root_cause"]["id"] == "cuda-oom" and one["stats"]["sources"] == 1
 
 
-def _counting_grep(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the blocks grep answered for (so a test can tell grep was really used)."""
-    answered: list[int] = []
-    real = grepscan.GrepFinder.candidates
-
-    def candidates(self, block: bytes) -> list[int] | None:  # type: ignore[no-untyped-def]
-        out = real(self, block)
-        if out is not None:
-            answered.append(len(out))
-        return out
-
-    monkeypatch.setattr(grepscan.GrepFinder, "candidates", candidates)
-    return answered
-
-
-@pytest.mark.skipif(grepscan.grep_path() is None, reason="no usable grep on this machine")
-def test_grep_finds_the_candidates_of_a_generated_log(db, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
-                                                      tmp_path: Path) -> None:
-    """On a log past the fact region, grep answers for the blocks, and the report is the Python plan's."""
-    import sys
-    sys.path.insert(0, str(SAMPLES.parent))
-    from benchmarks.generate import generate
-
-    for module, name, value in [(fastscan, "BLOCK", 64 << 10), (fastscan, "FACT_LINES", 300),
-                                (scanner, "FACT_LINES", 300), (grepscan, "GREP_MIN_BYTES", 0)]:
-        monkeypatch.setattr(module, name, value)
-    log = tmp_path / "big.log"
-    generate(str(log), 3 << 20, seed=11)
-    with log.open("ab") as fh:  # a line holding grep's own SYNC marker must be read as any other line
-        fh.write(b"junk " + grepscan.SYNC + b" more\n" + b"\n".join(x.encode() for x in OOM_TB) + b"\n")
-    monkeypatch.setenv("DIAGNOSER_GREP", "0")
-    python = _json(db, [log], fast=True)
-    monkeypatch.delenv("DIAGNOSER_GREP")
-    answered = _counting_grep(monkeypatch)
-    with_grep = _json(db, [log], fast=True)
-    assert len(answered) > 10 and sum(answered) > 0
-    assert with_grep == python
-    assert json.loads(with_grep)["root_cause"]["id"] == "cuda-oom"
+@pytest.mark.skipif(engine._hs is None, reason="Hyperscan is not installed here")
+def test_both_engines_find_the_same_lines(db) -> None:  # type: ignore[no-untyped-def]
+    """Hyperscan and the pure-Python plan find the same lines and the same literals in them."""
+    import os
+    rng = random.Random(3)
+    lines = _noise(rng, 400) + OOM_TB + ["x Error: y", "junk NCCL WARN z", "transformer_engine only"]
+    rng.shuffle(lines)
+    block = ("\n".join(lines) + "\n").encode()
+    got = {}
+    for name in ("python", "hyperscan"):
+        os.environ["DIAGNOSER_ENGINE"] = name
+        try:
+            search = engine.LiteralSearch(db.search.head)
+            assert search.engine == name
+            starts = search.line_starts(block)
+            got[name] = (starts, [search.found_in(block[s:block.index(b"\n", s)]) for s in starts],
+                         search.any_in(block), search.any_in(b"nothing here\n"))
+        finally:
+            del os.environ["DIAGNOSER_ENGINE"]
+    assert got["python"] == got["hyperscan"]
+    assert len(got["python"][0]) >= len(OOM_TB) - 2 and got["python"][2] and not got["python"][3]
 
 
-@pytest.mark.skipif(grepscan.grep_path() is None, reason="no usable grep on this machine")
-def test_grep_dying_midway_falls_back_to_python(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
-                                               tmp_path: Path) -> None:
-    if small_blocks != "grep":
-        pytest.skip("about grep")
-    calls = [0]
-    real = grepscan.GrepFinder.candidates
+def test_open_traceback_on_a_prefixed_stream_feeds_only_that_stream(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                                                      tmp_path: Path) -> None:
+    """A rank that raised never prints again: its traceback stays open until it goes stale, and meanwhile only
+    that rank's lines are fed (the others hold nothing it needs). Lines of the stream split by a colour code
+    are still found; the report is the line-by-line one."""
+    from diagnoser.read import grouper
+    monkeypatch.setattr(scanner, "STALE_TB", 700)
+    monkeypatch.setattr(grouper, "STALE_TB", 700)
+    rng = random.Random(17)
+    lines = _noise(rng, 50)
+    lines += ["[rank3]: Traceback (most recent call last):", '[rank3]:   File "/w/train.py", line 10, in <module>']
+    for k in range(3000):
+        r = rng.randrange(8)
+        lines.append(f"\x1b[36m(WorkerDict pid={300 + r}, ip=10.0.0.{r})\x1b[0m step {k} loss {rng.random():.3f}")
+        if k == 40:
+            lines.append("[ra\x1b[0mnk3]:     loss.backward()")  # rank 3, its prefix split by a colour code
+        if k == 1500:  # a second traceback on another rank, closed at once
+            lines += ["[rank5]: Traceback (most recent call last):", '[rank5]:   File "/w/x.py", line 2, in f',
+                      "[rank5]: ZeroDivisionError: division by zero", "[rank5]: step 9"]
+    lines.append("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    log = tmp_path / "stale.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fed: list[int] = []
+    real = scanner.SourceScanner.feed_raw
 
-    def candidates(self, block: bytes) -> list[int] | None:  # type: ignore[no-untyped-def]
-        calls[0] += 1
-        if calls[0] == 3:
-            self.proc.kill()  # grep dies (out of memory, killed by the OOM killer, ...)
-            self.proc.wait()
-        return real(self, block)
+    def counting(self, lineno: int, raw: str) -> None:  # type: ignore[no-untyped-def]
+        fed.append(lineno)
+        real(self, lineno, raw)
 
-    monkeypatch.setattr(grepscan.GrepFinder, "candidates", candidates)
-    case = next(c for c in CASES if c.name == "torchrun-cuda-oom-buried-under-watchdog-echoes")
-    with_grep = _json(db, [case.input], fast=True)
-    assert calls[0] > 3
-    monkeypatch.setenv("DIAGNOSER_GREP", "0")
-    assert with_grep == _json(db, [case.input], fast=False)
-
-
-def test_no_grep_when_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DIAGNOSER_GREP", "0")
-    assert grepscan.start(["CUDA out of memory"]) is None
+    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    fast = _json(db, [log], fast=True)
+    assert len(fed) < 60, len(fed)  # not the 700 lines the open traceback used to keep busy
+    assert 94 in fed  # the colour-split line of rank 3
+    assert fast == _json(db, [log], fast=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,7 +16,14 @@ from ..errors import SignatureError
 from ..i18n import Msg
 from ..read.lone import LONE_LITERALS
 from ..read.traceback import GROUPER_LITERALS
-from ..search.index import SearchIndex
+from ..search.engine import engine_name, preload
+from ..search.index import GateSpec, SearchIndex
+from . import cache
+from .compiled import CompiledCondition as CompiledCondition
+from .compiled import CompiledSignature as CompiledSignature
+from .compiled import FactRule as FactRule
+from .compiled import LazyPattern as LazyPattern
+from .compiled import Rule as Rule
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
 from .parse import parse_signature
@@ -25,63 +33,6 @@ _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is s
 
 MAX_FILE_BYTES = 1 << 20
 DEFAULT_WINDOW = 0
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledCondition:
-    cond: Condition
-    pattern: regex.Pattern[str]
-    gate: Gate | None
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One `match.any` regex of a signature, with its literal gate and the conditions a hit must meet
-    (the signature's own `match.all` / `match.not`, then this pattern's)."""
-
-    sig_index: int
-    pattern: regex.Pattern[str]
-    gate: Gate | None
-    where: str  # e.g. "match.any[1]", for warnings
-    all: tuple[CompiledCondition, ...] = ()
-    not_: tuple[CompiledCondition, ...] = ()
-
-    @property
-    def window(self) -> int:
-        """How many lines after a hit must be seen before its window conditions can be decided."""
-        return max((c.cond.lines for c in (*self.all, *self.not_) if c.cond.scope == "window"), default=0)
-
-    @property
-    def whole_file(self) -> bool:
-        return any(c.cond.scope == "file" for c in (*self.all, *self.not_))
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledSignature:
-    sig: Signature
-    index: int
-    rules: tuple[Rule, ...]
-    all: tuple[CompiledCondition, ...]
-    not_: tuple[CompiledCondition, ...]
-
-    @property
-    def window(self) -> int:
-        return max((r.window for r in self.rules), default=0)
-
-    def conditions(self) -> tuple[CompiledCondition, ...]:
-        """Every condition of the signature and of its patterns."""
-        return (*self.all, *self.not_, *(c for r in self.rules for c in (*r.all, *r.not_)))
-
-
-@dataclass(frozen=True, slots=True)
-class FactRule:
-    name: str
-    pattern: regex.Pattern[str]
-    gate: Gate | None
-    owner: str  # id of the signature that declared it, or "job" for the built-in observations
-    mode: str = "first"  # keep the first value seen, or the "last" (checkpoints)
-    head_only: bool = False  # read only in the first FACT_LINES lines of a file (config dumps live there)
-    job: bool = False  # a built-in observation of the job's shape: read only in the first HEAD_LINES lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,44 +154,66 @@ def compile_pattern(pattern: str, path: str, where: str) -> regex.Pattern[str]:
         raise SignatureError(path, where, f"cannot compile: {exc}") from None
 
 
-def build_database(signatures: Iterable[Signature], check_refs: bool = True) -> Database:
-    """Compile every regex, derive the literal gates, check cross-references."""
+class _Compiler:
+    """Compiles the patterns and derives the gates of a database. `checked`: validate and compile every regex
+    now (a database from the cache was checked when it was cached: its regexes compile on first use).
+    `gates`: the gates derived so far, by pattern (the cache stores them)."""
+
+    def __init__(self, checked: bool, gates: dict[str, Gate | None]) -> None:
+        self.checked = checked
+        self.gates = gates
+
+    def pattern(self, pattern: str, path: str, where: str) -> LazyPattern:
+        return LazyPattern(pattern, compile_pattern(pattern, path, where) if self.checked else None)
+
+    def gate(self, pattern: str, declared: tuple[str, ...] = ()) -> Gate | None:
+        key = "\0".join((pattern, *declared))
+        if key not in self.gates:
+            self.gates[key] = required_gate(pattern, declared)
+        return self.gates[key]
+
+    def condition(self, cond: Condition, path: str, where: str) -> CompiledCondition:
+        return CompiledCondition(cond, self.pattern(cond.pattern, path, where), self.gate(cond.pattern))
+
+
+def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, checked: bool = True,
+                   gates: dict[str, Gate | None] | None = None) -> Database:
+    """Compile every regex, derive the literal gates, check cross-references (see _Compiler)."""
+    c = _Compiler(checked, {} if gates is None else gates)
     compiled: list[CompiledSignature] = []
     rules: list[Rule] = []
     facts: list[FactRule] = []
     sigs = list(signatures)
     known = {s.id for s in sigs}
     for index, sig in enumerate(sigs):
-        conds_all = tuple(_compile_condition(c, sig.path, f"match.all[{i}]") for i, c in enumerate(sig.all))
-        conds_not = tuple(_compile_condition(c, sig.path, f"match.not[{i}]") for i, c in enumerate(sig.not_))
+        conds_all = tuple(c.condition(x, sig.path, f"match.all[{i}]") for i, x in enumerate(sig.all))
+        conds_not = tuple(c.condition(x, sig.path, f"match.not[{i}]") for i, x in enumerate(sig.not_))
         sig_rules = []
         for i, pattern in enumerate(sig.any):
             where = f"match.any[{i}]"
             declared = sig.any_literals[i] if i < len(sig.any_literals) else ()
-            gate = Gate(tuple(sorted(set(declared))), False) if declared else required_gate(pattern)
             own_all = sig.any_all[i] if i < len(sig.any_all) else ()
             own_not = sig.any_not[i] if i < len(sig.any_not) else ()
-            rule = Rule(index, compile_pattern(pattern, sig.path, where), gate, where,
-                        conds_all + tuple(_compile_condition(c, sig.path, f"{where}.all[{k}]")
-                                          for k, c in enumerate(own_all)),
-                        conds_not + tuple(_compile_condition(c, sig.path, f"{where}.not[{k}]")
-                                          for k, c in enumerate(own_not)))
+            rule = Rule(index, c.pattern(pattern, sig.path, where), c.gate(pattern, tuple(declared)), where,
+                        conds_all + tuple(c.condition(x, sig.path, f"{where}.all[{k}]") for k, x in enumerate(own_all)),
+                        conds_not + tuple(c.condition(x, sig.path, f"{where}.not[{k}]") for k, x in enumerate(own_not)))
             sig_rules.append(rule)
         for name, patterns in sig.facts:
             for j, pattern in enumerate(patterns):
                 where = f"facts.{name}[{j}]"
-                compiled_fact = compile_pattern(pattern, sig.path, where)
-                if name not in compiled_fact.groupindex:
+                compiled_fact = c.pattern(pattern, sig.path, where)
+                if checked and name not in compiled_fact.groupindex:
                     raise SignatureError(sig.path, where, f"needs a named group (?P<{name}>...) for the value")
-                facts.append(FactRule(name, compiled_fact, required_gate(pattern), sig.id, head_only=True))
-        for other in sig.symptom_of if check_refs else ():
-            if other not in known:
-                raise SignatureError(sig.path, "symptom_of", f"names {other!r}, which is no signature's id")
-        _check_placeholders(sig)
+                facts.append(FactRule(name, compiled_fact, c.gate(pattern), sig.id, head_only=True))
+        if checked:
+            for other in sig.symptom_of if check_refs else ():
+                if other not in known:
+                    raise SignatureError(sig.path, "symptom_of", f"names {other!r}, which is no signature's id")
+            _check_placeholders(sig)
         compiled.append(CompiledSignature(sig, index, tuple(sig_rules), conds_all, conds_not))
         rules.extend(sig_rules)
     for obs in OBSERVATIONS:
-        facts.append(FactRule(obs.name, regex.compile(obs.pattern), required_gate(obs.pattern), "job", obs.mode,
+        facts.append(FactRule(obs.name, LazyPattern(obs.pattern), c.gate(obs.pattern), "job", obs.mode,
                               head_only=obs.mode == "first", job=obs.mode == "first"))
     keys: dict[int, str] = {}
     file_conds: dict[int, tuple[CompiledSignature, CompiledCondition]] = {}
@@ -250,23 +223,21 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True) -> 
             if cond.cond.scope == "file":
                 file_conds.setdefault(id(cond), (cs, cond))
     window = max((cs.window for cs in compiled), default=0)
-    return Database(tuple(compiled), tuple(rules), tuple(facts), _search_index(compiled, rules, facts), window, keys,
-                    tuple(file_conds.values()))
+    conds = tuple(file_conds.values())
+    return Database(tuple(compiled), tuple(rules), tuple(facts), _search_index(rules, facts, conds), window, keys,
+                    conds)
 
 
-def _literals(gate: Gate | None) -> tuple[str, ...] | None:
-    return gate.literals if gate is not None else None
+def _literals(gate: Gate | None) -> GateSpec:
+    return (gate.literals, gate.also) if gate is not None else None
 
 
-def _search_index(compiled: list[CompiledSignature], rules: list[Rule], facts: list[FactRule]) -> SearchIndex:
-    file_gates = [_literals(c.gate) for cs in compiled for c in cs.conditions() if c.cond.scope == "file"]
+def _search_index(rules: list[Rule], facts: list[FactRule],
+                  file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...]) -> SearchIndex:
+    file_gates = [_literals(c.gate) for _cs, c in file_conds]
     kinds = [(f.name, "job" if f.job else f.mode) for f in facts]
     return SearchIndex.build([_literals(r.gate) for r in rules], [_literals(f.gate) for f in facts], kinds,
                              file_gates, (*GROUPER_LITERALS, *LONE_LITERALS))
-
-
-def _compile_condition(cond: Condition, path: str, where: str) -> CompiledCondition:
-    return CompiledCondition(cond, compile_pattern(cond.pattern, path, where), required_gate(cond.pattern))
 
 
 def _check_placeholders(sig: Signature) -> None:
@@ -283,4 +254,46 @@ def _check_placeholders(sig: Signature) -> None:
 
 
 def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Database:
-    return build_database(load_signatures(extra_dirs, builtin=builtin))
+    """The database of the built-in signatures and those of `extra_dirs`: from the on-disk cache when it holds
+    this very set of files (cache.py), else read, validated and compiled, and cached for the next run."""
+    roots = [builtin_root()] if builtin else []
+    for d in extra_dirs:
+        if not d.is_dir():
+            raise SignatureError(str(d), "", Msg("err_sig_folder"))
+        roots.append(d)
+    try:
+        files = [(f"{n}:{path}", path.read_bytes()) for n, root in enumerate(roots) for path in _yaml_files(root)]
+    except OSError:
+        files = None  # load_signatures says what is wrong
+    key = cache.key(files, engine_name()) if files is not None else None
+    data = cache.load(key) if key is not None else None
+    if data is not None:
+        with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+            return _from_cache(data)
+    gates: dict[str, Gate | None] = {}
+    db = build_database(load_signatures(extra_dirs, builtin=builtin), gates=gates)
+    if key is not None:
+        cache.store(key, _to_cache(db, gates))
+    return db
+
+
+def _to_cache(db: Database, gates: dict[str, Gate | None]) -> dict[str, object]:
+    return {"signatures": [cache.encode(cs.sig) for cs in db.signatures],
+            "gates": {k: None if g is None else [list(g.literals), g.fold, [list(a) for a in g.also]]
+                      for k, g in gates.items()},
+            "engines": {name: cache.blob(data) for name, data in db.search.compiled_engines().items()}}
+
+
+def _from_cache(data: dict[str, object]) -> Database:
+    raw_gates = data["gates"]
+    assert isinstance(raw_gates, dict)
+    gates: dict[str, Gate | None] = {
+        k: None if g is None else Gate(tuple(g[0]), bool(g[1]), tuple(tuple(a) for a in g[2]))
+        for k, g in raw_gates.items()}
+    signatures = cache.decode(data["signatures"])
+    if not all(isinstance(s, Signature) for s in signatures):
+        raise TypeError("not a list of signatures")
+    engines = data.get("engines") or {}
+    assert isinstance(engines, dict)
+    preload({k: cache.unblob(v) for k, v in engines.items()})
+    return build_database(signatures, checked=False, gates=gates)

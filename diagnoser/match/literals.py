@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..search.rarity import rarest
+
 try:  # Python 3.11+
     _parser: Any = importlib.import_module("re._parser")
     _constants: Any = importlib.import_module("re._constants")
@@ -45,10 +47,16 @@ class Gate:
     For a case-insensitive pattern (`fold`), each literal stands in the spellings people print: as
     written in the pattern, lower case, UPPER CASE and Capitalised. So `(?i)cuda out of memory` can
     match "CUDA OUT OF MEMORY" but not "cUdA out of memory"; both scan paths agree on that.
+
+    `literals` is the set ordinary lines hold least (search/rarity.py): the fast search looks for it.
+    `also`: the other sets the pattern requires (one literal of each must be in the line too); they
+    are checked only on the lines the gate found, so a common word required beside a rare one costs
+    nothing. A case-insensitive pattern has none (its text may be in any mix of cases).
     """
 
     literals: tuple[str, ...]
     fold: bool
+    also: tuple[tuple[str, ...], ...] = ()
 
 
 def spellings(literal: str) -> set[str]:
@@ -73,18 +81,37 @@ def _parse(pattern: str) -> Any | None:
         return None  # other syntax it lacks: no gate, no static check
 
 
-def required_gate(pattern: str) -> Gate | None:
-    """The gate for `pattern`, or None when no literal of MIN_GATE characters is required."""
+MAX_ALSO = 3  # required sets checked beside the gate
+
+
+def required_gate(pattern: str, declared: tuple[str, ...] = ()) -> Gate | None:
+    """The gate for `pattern`, or None when no literal of MIN_GATE characters is required.
+
+    Every set of literals the pattern requires is a candidate; the rarest becomes the gate (unless the
+    signature `declared` its own), up to MAX_ALSO others are checked beside it."""
     parsed = _parse(pattern)
     if parsed is None:
-        return None
+        return Gate(tuple(sorted(set(declared))), False) if declared else None
     flags = parsed.state.flags
     fold = bool(flags & re.IGNORECASE) or _has_scoped_ignorecase(parsed)
-    alts = _required(parsed)
-    if not alts or min(len(a) for a in alts) < MIN_GATE:
+    found: list[list[str]] = []
+    _required(parsed, found)
+    sets: list[tuple[str, ...]] = []
+    for alts in found:
+        if alts and min(len(a) for a in alts) >= MIN_GATE and tuple(alts) not in sets:
+            sets.append(tuple(alts))
+    if declared:
+        gate: tuple[str, ...] = tuple(sorted(set(declared)))
+    elif not sets:
         return None
-    literals = {v for a in alts for v in spellings(a)} if fold else set(alts)
-    return Gate(tuple(sorted(literals)), fold)
+    else:
+        gate = sets.pop(rarest([[v for a in alts for v in spellings(a)] if fold else alts for alts in sets]))
+        if fold:
+            gate = tuple(sorted({v for a in gate for v in spellings(a)}))
+    if fold:
+        return Gate(gate, fold)
+    also = sorted((s for s in sets if not set(s) & set(gate)), key=lambda s: -min(len(a) for a in s))
+    return Gate(gate, fold, tuple(also[:MAX_ALSO]))
 
 
 def _has_scoped_ignorecase(sub: Any) -> bool:
@@ -151,17 +178,21 @@ def _exact_item(op: Any, av: Any) -> set[str] | None:
     return None
 
 
-def _required(sub: Any) -> list[str] | None:
-    """Alternative literals, one of which every match of `sub` contains (None: none known).
+def _required(sub: Any, found: list[list[str]] | None = None) -> list[str] | None:
+    """Alternative literals, one of which every match of `sub` contains (None: none known); the longest
+    such set is returned, and every one is added to `found` when given.
 
     Runs of literals are joined across small alternations and classes, by cross product:
-    `loss[:=] ?nan` requires one of "loss:nan", "loss: nan", "loss=nan", "loss= nan".
+    `loss[:=] ?nan` requires one of "loss:nan", "loss: nan", "loss=nan", "loss= nan". A run goes on
+    with the first copies of a repeated literal (`load \\.{3,}` requires "load ...").
     """
     best: list[str] | None = None
     run: set[str] = {""}
 
     def consider(candidate: list[str] | set[str] | None) -> None:
         nonlocal best
+        if candidate and all(candidate) and found is not None:
+            found.append(sorted(candidate))
         if candidate and all(candidate) and _score(list(candidate)) > _score(best):
             best = sorted(candidate)
 
@@ -183,17 +214,25 @@ def _required(sub: Any) -> list[str] | None:
             flush()
             run = item if "" not in item else {""}
             continue
+        if op in _REPEATS and av[0] >= 1:
+            item = _exact(av[2])
+            if item is not None and "" not in item and len(item) == 1:
+                # x{3,}: the run goes on with three x, then ends (more x may follow)
+                grown = {a + next(iter(item)) * min(av[0], 8) for a in run}
+                run = grown
+                flush()
+                continue
         flush()
         if op is _SUBPATTERN:
-            consider(_required(av[-1]))
+            consider(_required(av[-1], found))
         elif _ATOMIC is not None and op is _ATOMIC:
-            consider(_required(av))
+            consider(_required(av, found))
         elif op is _BRANCH:
             branches = [_required(b) for b in av[1]]
             if all(branches):
                 consider({lit for b in branches if b for lit in b})
         elif op in _REPEATS and av[0] >= 1:
-            consider(_required(av[2]))
+            consider(_required(av[2], found if av[0] >= 1 else None))
     flush()
     return best
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import regex
 
 from ..i18n import Msg
-from .database import CompiledCondition, Database, FactRule, Rule
+from .database import CompiledCondition, Database, FactRule, LazyPattern, Rule
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
@@ -25,18 +25,20 @@ class Matcher:
         self._facts = db.facts
         self._rule_index = db.search.rules
         self._fact_index = db.search.facts
+        self._late_index = db.search.late_facts
         self._timeouts: dict[int, int] = {}
         self._disabled: set[int] = set()
 
-    def rules_for(self, text: str, raw: str | None = None) -> list[tuple[Rule, dict[str, str]]]:
+    def rules_for(self, text: str, found: frozenset[str]) -> list[tuple[Rule, dict[str, str]]]:
         """Each signature's first rule that matches `text`, with its named captures.
 
-        A literal split by a colour code is in the cleaned text but not in the line as read; such a line
-        is not a candidate (`raw`), which keeps the byte-level fast path and this one in agreement.
+        `found`: the gate literals of the physical line as read (SearchIndex.line_literals). A literal split
+        by a colour code is in the cleaned text but not in the line as read; such a line is not a
+        candidate, which keeps the byte-level fast path and this one in agreement.
         """
         out: list[tuple[Rule, dict[str, str]]] = []
         done: set[int] = set()
-        for i in self._rule_index.candidates(text, raw):
+        for i in self._rule_index.candidates(text, found):
             rule = self._rules[i]
             if rule.sig_index in done:
                 continue
@@ -46,10 +48,13 @@ class Matcher:
                 out.append((rule, _captures(m)))
         return out
 
-    def facts_for(self, text: str, raw: str | None = None) -> list[tuple[FactRule, str, dict[str, str]]]:
-        """Facts on this line: (rule, its value, every named group it captured)."""
+    def facts_for(self, text: str, found: frozenset[str],
+                  late: bool = False) -> list[tuple[FactRule, str, dict[str, str]]]:
+        """Facts on this line: (rule, its value, every named group it captured). `late`: past the fact
+        region, where only the facts read everywhere (checkpoints) are looked for."""
         out: list[tuple[FactRule, str, dict[str, str]]] = []
-        for i in self._fact_index.candidates(text, raw):
+        index = self._late_index if late else self._fact_index
+        for i in index.candidates(text, found):
             fact = self._facts[i]
             m = self._search(fact.pattern, text, id(fact), f"{self._path(fact.owner)}: facts.{fact.name}")
             if m is None:
@@ -66,7 +71,7 @@ class Matcher:
         m = self._search(cond.pattern, text, id(cond), f"{self._path(owner)}: a match condition")
         return _captures(m) if m is not None else None
 
-    def _search(self, pattern: regex.Pattern[str], text: str, key: int, where: str) -> regex.Match[str] | None:
+    def _search(self, pattern: LazyPattern, text: str, key: int, where: str) -> regex.Match[str] | None:
         if key in self._disabled:
             return None
         try:

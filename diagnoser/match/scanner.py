@@ -53,25 +53,51 @@ class SourceScanner(HitDecider):
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
         self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
+        self.found: frozenset[str] = frozenset()  # the gate literals it holds
+        search = db.search
+        self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
 
+    def wants(self) -> bool | tuple[str, ...]:
+        """Which of the next lines must be fed (the fast search skips the others): True for every line
+        while a hit waits on nearby lines, the streams of the open tracebacks otherwise (a traceback on a
+        `[rankN]:` or Ray actor stream is continued and closed only by lines of its own stream), False
+        when only lines holding a gate literal matter.
+
+        Hits that wait for the end of the file do not count: whole-file conditions are tracked on every
+        line that carries their literal, wherever the hit was.
+        """
+        lineno = self.lineno
+        for p in self.pending:
+            if (p.wait_until < FOREVER and lineno < p.wait_until) or (
+                    p.tb is None and len(p.after) < CONTEXT_AFTER and lineno - p.line.lineno < CONTEXT_REACH):
+                return True
+        if not self.books:
+            return False
+        streams = tuple({b.record.first.stream for b in self.books.values() if not b.closed})
+        if "" in streams:
+            return True  # lines without a transport prefix: any line may be one
+        return streams
+
     @property
     def busy(self) -> bool:
-        """True while a traceback is open or a hit waits on nearby lines: the next lines must all be fed.
+        """Whether some of the next lines must be fed whatever they hold."""
+        return bool(self.wants())
 
-        Hits that wait for the end of the file do not count: whole-file conditions are tracked
-        on every line that carries their literal, wherever the hit was.
-        """
-        return bool(self.books) or any(
-            p.wait_until < FOREVER
-            or (p.tb is None and len(p.after) < CONTEXT_AFTER and self.lineno - p.line.lineno < CONTEXT_REACH)
-            for p in self.pending
-        )
+    def tick(self, lineno: int) -> None:
+        """Physical line `lineno` was skipped: what the scanner does on every line whatever it holds (close
+        the tracebacks of streams silent for too long, decide the hits that waited on them)."""
+        self.lineno = lineno
+        if lineno % STALE_CHECK_EVERY == 0:
+            self.grouper.close_stale(lineno, STALE_TB)
+            if self.pending:
+                self._resolve_ready()
 
     def feed_raw(self, lineno: int, raw: str) -> None:
         self.lines += 1
         self.raw = raw
+        self.found = self.db.search.line_literals(raw)
         for line in self.normalizer.lines(lineno, raw):
             self.feed(line)
 
@@ -84,12 +110,15 @@ class SourceScanner(HitDecider):
         if self.pending:
             self._advance_pending(line)
         text = line.text
-        if text and self.file_conds:
-            for cs, cond in self.file_conds:
-                if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
-                    self.file_seen.add(id(cond))
-        if text:
-            for fact, value, groups in self.matcher.facts_for(text, self.raw):
+        found = self.found
+        if text and (found or self.gateless):
+            if self.file_conds:
+                for i in self.db.search.files.candidates(text, found):
+                    cs, cond = self.file_conds[i]
+                    if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
+                        self.file_seen.add(id(cond))
+            late = line.lineno > FACT_LINES
+            for fact, value, groups in self.matcher.facts_for(text, found, late):
                 if fact.head_only and line.lineno > (HEAD_LINES if fact.job else FACT_LINES):
                     continue
                 if fact.mode == "last":
@@ -97,7 +126,7 @@ class SourceScanner(HitDecider):
                 elif fact.name not in self.facts_seen:
                     self.facts_seen.add(fact.name)
                     self.emit(FactEvent(fact.name, value, line, groups))
-            rules = self.matcher.rules_for(text, self.raw)
+            rules = self.matcher.rules_for(text, found)
             for rule, captures in rules:
                 self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
             if tb is None and not rules:

@@ -51,13 +51,18 @@ BATCH_FILES = 64  # small files sent to a worker together (one round trip, merge
 BATCH_BYTES = 32 << 20
 
 
-def _init_worker(signatures: list[Signature]) -> None:
+_FORKED_DB: Database | None = None  # the parent's database, which a forked worker inherits
+
+
+def _init_worker(signatures: list[Signature] | None) -> None:
     global _WORKER
     # Ctrl-C reaches the whole process group: the parent stops the workers, they must not print tracebacks
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler (cli.py) is not for workers
     search.die_with_parent()  # however the parent ends, its workers end with it
-    _WORKER = Pipeline(build_database(signatures), _WORKER_WARNINGS.append)
+    db = _FORKED_DB if signatures is None else build_database(signatures)
+    assert db is not None
+    _WORKER = Pipeline(db, _WORKER_WARNINGS.append)
 
 
 def _scan_in_worker(batch: list[tuple[int, Source, Part | None]], fast: bool | str,
@@ -124,11 +129,11 @@ def _tasks(db: Database, sources: list[Source], jobs: int,
            fast: bool | str) -> list[tuple[int, Source, Part | None]]:
     """What the pool scans: whole files, and the quiet parts of files too big for one process."""
     tasks: list[tuple[int, Source, Part | None]] = []
-    plan = db.search.body_plan if fast and db.search.complete else None
+    body = db.search.body_search if fast and db.search.complete else None
     for i, s in enumerate(sources):
         if s.is_stdin:
             continue
-        parts = search.plan_parts(s.path, source_size(s), jobs, plan) if plan is not None and s.path else []
+        parts = search.plan_parts(s.path, source_size(s), jobs, body) if body is not None and s.path else []
         if len(parts) > 1:
             tasks.extend((i, s, part) for part in parts)
         else:
@@ -150,8 +155,12 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
     if len(tasks) > 1:
         signatures = db.by_id()
         results: dict[tuple[int, int], Collector] = {}
-        pool = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=_pool_context(), initializer=_init_worker,
-                                   initargs=(list(signatures.values()),))
+        global _FORKED_DB
+        context = _pool_context()
+        forked = context.get_start_method() == "fork"
+        _FORKED_DB = db if forked else None
+        pool = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context, initializer=_init_worker,
+                                   initargs=(None if forked else list(signatures.values()),))
         try:
             futures = {(batch[0][0], batch[0][2].start if batch[0][2] else 0):
                        pool.submit(_scan_in_worker, batch, fast, year) for batch in _batches(tasks)}

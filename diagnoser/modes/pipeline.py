@@ -9,6 +9,7 @@ feature added to the scanner, the collector or the judge works in every mode.
 
 from __future__ import annotations
 
+import gzip
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..match.database import Database
 from ..match.events import Event
 from ..match.matcher import Matcher
 from ..match.scanner import RECENT, SourceScanner
-from ..read.sources import Source, iter_lines, lines_before, open_binary
+from ..read.sources import SalvagingReader, Source, iter_lines, lines_before, open_binary
 from ..report.model import Report, build_report
 
 Warn = Callable[[str], None]
@@ -95,11 +96,12 @@ class Pipeline:
             self.warn(Msg("warn_skipped", problem=exc.args[0] if exc.args else str(exc)))
             return collector
         try:
-            size = source_size(source)
-            big = source.path is None or size >= FAST_MIN_BYTES or fast == "always"
-            if fast and big and self.db.search.complete:
-                lines = search.scan(scanner, self.db.search, fh, count, memory=RECENT, name=source.name,
-                                    warn=self.warn, size=None if source.path is None else size)
+            # a compressed file is judged by what it holds: a 2 MB .gz may be a 30 MB log
+            big = source.path is None or isinstance(fh, gzip.GzipFile) or source_size(source) >= FAST_MIN_BYTES
+            if fast and (big or fast == "always") and self.db.search.complete:
+                reader = SalvagingReader(fh) if isinstance(fh, gzip.GzipFile) else fh
+                lines = search.scan(scanner, self.db.search, reader, count, memory=RECENT,  # type: ignore[arg-type]
+                                    name=source.name, warn=self.warn)
             else:
                 for lineno, text in iter_lines(fh, count, self.warn, source.name):
                     scanner.feed_raw(lineno, text)
@@ -129,7 +131,7 @@ class Pipeline:
         reader = search.LimitedReader(path, part.lead, part.end)
         try:
             last = search.scan(scanner, self.db.search, reader, lambda _n: None, memory=RECENT,  # type: ignore[arg-type]
-                               name=source.name, warn=self.warn, first_line=before_lead + 1, size=part.end - part.lead)
+                               name=source.name, warn=self.warn, first_line=before_lead + 1)
         finally:
             reader.close()
         scanner.finish(last)

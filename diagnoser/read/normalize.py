@@ -78,6 +78,15 @@ def strip_ansi(text: str) -> str:
     return text
 
 
+def clean_text(raw: str) -> str:
+    """The physical line without its line end, colour codes and control characters: the text every logical
+    line of it is a part of."""
+    clean = strip_ansi(raw.rstrip("\r\n"))
+    if CONTROL_RE.search(clean):
+        clean = CONTROL_RE.sub("", clean)
+    return clean
+
+
 def is_progress(text: str) -> bool:
     return PROGRESS_RE.search(text) is not None
 
@@ -98,9 +107,7 @@ class Normalizer:
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
         """The logical lines of one physical line (usually one; more after `\\r` redraws)."""
         self.lineno = lineno
-        clean = strip_ansi(raw.rstrip("\r\n"))
-        if CONTROL_RE.search(clean):
-            clean = CONTROL_RE.sub("", clean)
+        clean = clean_text(raw)
         # what a terminal would have shown: the line without colour codes, prefixes kept
         raw = clean.replace("\r", " ⏎ ") if "\r" in clean else clean
         info = _Info()

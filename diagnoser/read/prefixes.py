@@ -6,6 +6,8 @@ line; logger prefixes (ISO, glog, vLLM, ChatLearn, ROLL, syslog, dmesg) add a ti
 
 from __future__ import annotations
 
+import re
+
 import regex
 
 MONTHS = {m: i for i, m in enumerate(
@@ -24,6 +26,27 @@ ANSI_RE = regex.compile(
     regex.VERBOSE,
 )
 CONTROL_RE = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# The same two, on bytes, for the fast search: it asks whether a whole stretch of lines may hold a text once
+# cleaned, before decoding them. `clean_bytes` removes what the two above remove from each decoded line
+# (and, where a removal joins the pieces of a lost-ESC code, that code too; no prefix holds one). Newlines
+# are never removed, so each line stays where it was.
+_ESC_BYTES_RE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_OTHER_BYTES_RE = re.compile(
+    rb"(?:\#033|\^\[|\\033|\\x1b|\\e)\[[0-?]*[ -/]*[@-~]|(?:(?<![\w\\])|(?<=\dm))\[\d{1,3}(?:;\d{1,3})*m")
+_OTHER_HINT_RE = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m|(?:033|\^\[|x1b|\\e)\[")
+CONTROL_BYTES = bytes([*range(0, 9), 11, 12, *range(14, 32), 127])
+# what a removed sequence can begin with: ESC or another control byte, "[" (a lost ESC), "#", "^", "\\"
+REMOVED_START = CONTROL_BYTES + b"[#^\\"
+
+
+def clean_bytes(data: bytes) -> bytes:
+    """`data` (whole lines) without colour codes and control characters, as the normaliser cleans a line."""
+    if b"\x1b" in data:
+        data = _ESC_BYTES_RE.sub(b"", data)
+    if _OTHER_HINT_RE.search(data) is not None:
+        data = _OTHER_BYTES_RE.sub(b"", data)
+    return data.translate(None, CONTROL_BYTES)
+
 
 # tqdm-style bars: "45%|████▌     | 45/100 [00:10<00:12, 4.5it/s]" and friends.
 PROGRESS_RE = regex.compile(

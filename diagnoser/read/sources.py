@@ -152,6 +152,37 @@ def iter_lines(fh: BinaryIO, counter: Callable[[int], None] | None = None,
             warn(Msg("warn_read_at", name=name, line=lineno, reason=exc.strerror or exc))
 
 
+class SalvagingReader:
+    """Reads a compressed stream in small pieces, so that corrupt or cut-short data keeps what came before it:
+    a read that meets the error returns the data read so far, and the next one raises the error."""
+
+    PIECE = 1 << 16
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner = inner
+        self.error: BaseException | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        out: list[bytes] = []
+        got = 0
+        while size < 0 or got < size:
+            try:
+                data = self.inner.read(self.PIECE if size < 0 else min(self.PIECE, size - got))
+            except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
+                if not out:
+                    raise
+                self.error = exc
+                break
+            if not data:
+                break
+            out.append(data)
+            got += len(data)
+        return b"".join(out)
+
+
 def read_guarded(read: Callable[[], int], warn: Callable[[str], None], name: str) -> int:
     """Run a whole-file read; a corrupt gzip or a read error ends the source with a warning."""
     try:

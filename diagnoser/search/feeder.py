@@ -2,26 +2,33 @@
 lines that can matter.
 
 Every signature regex, fact, whole-file condition and traceback start has a literal its line must
-contain (its gate; see index.py). A plan (plan.py), or grep beside us (grep.py), finds the lines holding
-one in 4 MiB blocks. Those lines are fed with the lines around them on request (for evidence and
-`within` windows), the head of the file is fed whole (config dumps, the year of the timestamps), and
-feeding goes on line by line while the scanner is busy (a traceback open, a hit waiting). Lines never
-fed hold no gate literal, so they could not have changed what the scanner reports: the result equals
-feeding every line (tests prove it on every sample).
+contain (its gate; see index.py). The engine (engine.py: Hyperscan, or the pure-Python plan) finds the
+lines holding one in 4 MiB blocks; a line whose gate literal is all it holds of what its rules need is
+dropped there, before it is decoded. The lines kept are fed with the lines around them on request (for
+evidence and `within` windows), the head of the file is fed whole (config dumps, the year of the
+timestamps), and feeding goes on line by line while the scanner waits on nearby lines. While a traceback
+is open on a prefixed stream (`[rank3]:`, a Ray actor), only that stream's lines are fed, and the
+scanner is told the line numbers it passes (it closes a traceback whose stream went silent). Lines never
+fed hold no gate literal and belong to no stream holding an open traceback, so they could not have
+changed what the scanner reports: the result equals feeding every line (tests prove it on every sample).
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import BinaryIO, Protocol
 
-from ..read.normalize import FACT_LINES, HEAD_LINES
+from ..read.normalize import FACT_LINES, HEAD_LINES, clean_text
+from ..read.prefixes import REMOVED_START, clean_bytes
 from ..read.sources import MAX_LINE, line_text
-from .grep import GrepFinder
 from .index import SearchIndex
 
 BLOCK = 4 << 20
+STALE_CHECK_EVERY = 512  # the scanner's own (match/scanner.py): a skipped line it must be told of
 
 
 class Sink(Protocol):
@@ -30,34 +37,82 @@ class Sink(Protocol):
     facts_seen: set[str]
     lookback: Callable[[int, int], list[tuple[int, str]]] | None
 
-    @property
-    def busy(self) -> bool: ...
+    def wants(self) -> bool | tuple[str, ...]: ...
+
+    def tick(self, lineno: int) -> None: ...
 
     def feed_raw(self, lineno: int, raw: str) -> None: ...
+
+
+def stream_needles(streams: tuple[str, ...]) -> tuple[bytes, ...] | None:
+    """For each stream, a text every line of it holds once cleaned (the longest of its prefixes); None when
+    a stream has no such ASCII text (then every line is fed)."""
+    out = []
+    for key in streams:
+        parts = [p for p in key.split("|") if p]
+        if not parts:
+            return None
+        best = max(parts, key=len)
+        if not best.isascii():
+            return None
+        out.append(best.encode("ascii"))
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=256)
+def _broken(needle: bytes) -> re.Pattern[bytes]:
+    """Finds a start of `needle` directly followed by something the cleaning removes: where a colour code
+    or a control character may split the needle in the line as read."""
+    inner = b""
+    for ch in reversed(needle[1:-1]):
+        inner = b"(?:" + re.escape(bytes([ch])) + inner + b")?"
+    return re.compile(re.escape(needle[:1]) + inner + b"(?=[" + re.escape(REMOVED_START) + b"])")
+
+
+def stream_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    """Offsets of the starts of the lines of `region` (whole lines) that may belong to the streams of
+    `needles`: those whose text, colour codes and control characters removed, holds one."""
+    found: set[int] = set()
+    rfind = region.rfind
+    for n in needles:
+        i = region.find(n)
+        while i >= 0:
+            found.add(rfind(b"\n", 0, i) + 1)
+            i = region.find(n, i + 1)
+        for m in _broken(n).finditer(region):  # rare: check that line once cleaned
+            start = rfind(b"\n", 0, m.start()) + 1
+            if start not in found:
+                end = region.find(b"\n", m.start())
+                if n in clean_bytes(region[start:end if end >= 0 else len(region)]):
+                    found.add(start)
+    return sorted(found)
+
+
+WALK_CHUNK = 256 << 10  # bytes of a block searched at once for the lines of a stream
 
 
 class FastFeeder:
     """Feeds one source's lines to its scanner, in order, skipping the lines that cannot matter.
 
-    A line is fed when it is in the head of the file, when the scanner is busy, or when it holds a
-    literal some rule needs (found by the cover, confirmed on the line). The lines it skips are lent
-    to the scanner on request (`lookback`), for the context of a hit.
+    A line is fed when it is in the head of the file, when the scanner waits on nearby lines, when it
+    belongs to a stream holding an open traceback, or when it holds a gate literal its rules can use
+    (found by the engine, confirmed on the line). The lines it skips are lent to the scanner on request
+    (`lookback`), for the context of a hit.
     """
 
-    def __init__(self, scanner: Sink, index: SearchIndex, count: Callable[[int], None], memory: int,
-                 finder: GrepFinder | None = None) -> None:
+    def __init__(self, scanner: Sink, index: SearchIndex, count: Callable[[int], None], memory: int) -> None:
         self.scanner = scanner
+        self.index = index
         self.count = count
         self.memory = memory  # physical lines the scanner may ask to be lent back
-        self.finder = finder  # grep's candidates for the blocks after the fact region (grep.py)
         scanner.lookback = self._lookback
         self.first_facts = dict(index.first_facts)
         self.body_literals = index.body
         # In the first FACT_LINES lines the facts are read too; after them only rules and checkpoints.
-        self.head_plan = index.head_plan
-        self.body_plan = index.body_plan
+        self.head_search = index.head_search
+        self.body_search = index.body_search
         self.facts_known = -1
-        self.dropped: frozenset[bytes] = frozenset()
+        self.dropped: frozenset[str] = frozenset()
         self.next_line = 1  # number of the next line to be handed out
         self.block = b""
         self.block_first = 1
@@ -66,39 +121,29 @@ class FastFeeder:
         self.history: deque[tuple[bytes, int, int]] = deque()
         self.cur_off = 0  # where the line being fed starts in `block`
         self.cur_line = 0
+        self.candidates = 0  # lines the engine found (for the benchmark)
+        # (needles, start, end, block, line starts in block[start:end] of the streams' lines)
+        self.walk_cache: tuple[tuple[bytes, ...], int, int, bytes, list[int]] | None = None
 
     def _refresh(self) -> None:
-        """Forget the literals of facts already found (they are only ignored when confirming a line)."""
+        """Forget the literals of facts already found."""
         seen = self.scanner.facts_seen
         if len(seen) == self.facts_known:
             return
         self.facts_known = len(seen)
         gone = {lit for name, lits in self.first_facts.items() if name in seen for lit in lits}
         still = set().union(*(lits for name, lits in self.first_facts.items() if name not in seen))
-        self.dropped = frozenset(lit.encode("utf-8") for lit in gone - still - self.body_literals)
+        self.dropped = frozenset(gone - still - self.body_literals)
 
     def run(self, fh: BinaryIO) -> int:
         """Read to the end; return the number of physical lines."""
         self._refresh()
-        finder = self.finder
-        ahead: tuple[bytes, bool] | None = None  # read one block ahead, so grep searches it meanwhile
         for piece, whole in self._pieces(fh):
-            if whole and finder is not None:
-                finder.feed(piece)
-            if ahead is not None:
-                self._piece(*ahead)
-            ahead = (piece, whole)
-        if finder is not None:
-            finder.end()
-        if ahead is not None:
-            self._piece(*ahead)
+            if whole:
+                self._block(piece)
+            else:
+                self._feed_loose(piece)
         return self.next_line - 1
-
-    def _piece(self, piece: bytes, whole: bool) -> None:
-        if whole:
-            self._block(piece)
-        else:
-            self._feed_loose(piece)
 
     def _pieces(self, fh: BinaryIO) -> Iterator[tuple[bytes, bool]]:
         """The input as blocks of whole lines (True), and the cut heads of over-long lines (False)."""
@@ -132,24 +177,15 @@ class FastFeeder:
         elif carry:
             yield carry + b"\n", True
 
-    def _candidates(self, block: bytes) -> list[int]:
-        """Starts of the lines that hold a trie piece or a pass string of the plan."""
-        if self.finder is not None:
-            starts = self.finder.candidates(block)  # every block fed is asked for, in order
-            if starts is not None and self.block_first > FACT_LINES:
-                return starts
-        found: set[int] = set()
-        plan = self.head_plan if self.block_first <= FACT_LINES else self.body_plan
-        if plan.trie is not None:
-            for m in plan.trie.finditer(block):
-                found.add(block.rfind(b"\n", 0, m.start()) + 1)
-        for lit in plan.passes:
-            i = block.find(lit)
-            while i >= 0:
-                found.add(block.rfind(b"\n", 0, i) + 1)
-                nl = block.find(b"\n", i)
-                i = block.find(lit, nl + 1) if nl >= 0 else -1
-        return sorted(found)
+    def _matters(self, raw: bytes) -> bool:
+        """Whether a line the engine found holds a gate literal with what its rules need beside it."""
+        head = self.next_line <= FACT_LINES
+        found = (self.head_search if head else self.body_search).found_in(raw)
+        if not found:
+            return False
+        if len(self.scanner.facts_seen) != self.facts_known:
+            self._refresh()
+        return self.index.matters(found, clean_text(line_text(raw)), self.dropped if head else frozenset())
 
     def _block(self, block: bytes) -> None:
         if self.block:
@@ -159,30 +195,67 @@ class FastFeeder:
         self.block, self.block_first = block, self.next_line
         self.block_last = self.next_line + block.count(b"\n") - 1
         self._refresh()
-        starts = self._candidates(block)
+        search = self.head_search if self.block_first <= FACT_LINES else self.body_search
+        starts = search.line_starts(block)
+        self.candidates += len(starts)
         ci, pos, size = 0, 0, len(block)
         scanner = self.scanner
         while pos < size:
-            if self.next_line <= HEAD_LINES or scanner.busy:
+            want = True if self.next_line <= HEAD_LINES else scanner.wants()
+            needles = stream_needles(want) if isinstance(want, tuple) else None
+            if want is True or (want and needles is None):
                 pos = self._feed_at(pos)
                 continue
             while ci < len(starts) and starts[ci] < pos:
                 ci += 1
-            if ci == len(starts):
-                self.next_line += block.count(b"\n", pos)
-                return
-            cand = starts[ci]
-            self.next_line += block.count(b"\n", pos, cand)
-            end = block.find(b"\n", cand)
-            raw = block[cand:end]
-            if len(scanner.facts_seen) != self.facts_known:
-                self._refresh()
-            plan = self.head_plan if self.next_line <= FACT_LINES else self.body_plan
-            if plan.confirmed(raw, plan.covers_in(raw), self.dropped):
-                pos = self._feed_at(cand)
+            cand = starts[ci] if ci < len(starts) else size
+            if needles:
+                pos, done = self._walk(pos, cand, needles)
+                if not done or pos >= size:
+                    continue  # a line was fed or the scanner told of a line: ask it again
             else:
+                self.next_line += block.count(b"\n", pos, cand)
+                pos = cand
+                if pos >= size:
+                    return
+            end = block.find(b"\n", pos)
+            raw = block[pos:end]
+            if (needles and stream_hits(raw + b"\n", needles)) or self._matters(raw):
+                pos = self._feed_at(pos)
+            else:
+                if needles:
+                    scanner.tick(self.next_line)
                 self.next_line += 1
                 pos = end + 1
+
+    def _walk(self, pos: int, stop: int, needles: tuple[bytes, ...]) -> tuple[int, bool]:
+        """Lines from `pos` up to `stop` while tracebacks are open on the streams of `needles`: feed the next
+        line of those streams, telling the scanner of the lines passed on the way. Returns where to go on,
+        and whether `stop` was reached with nothing fed and no traceback closed on the way (else the
+        scanner is asked again what it wants)."""
+        block = self.block
+        cache = self.walk_cache
+        if cache is None or cache[0] != needles or not cache[1] <= pos < cache[2] or cache[3] is not block:
+            end = min(stop, pos + WALK_CHUNK)
+            end = block.find(b"\n", end - 1) + 1 if end < stop else stop
+            cache = self.walk_cache = (needles, pos, end, block, stream_hits(block[pos:end], needles))
+        _needles, base, end, _block, hits = cache
+        i = bisect_left(hits, pos - base)
+        target = min(base + hits[i] if i < len(hits) else end, stop)
+        lineno = self.next_line
+        skipped = block.count(b"\n", pos, target)
+        tick = lineno + (-lineno) % STALE_CHECK_EVERY  # the next line number the scanner checks at
+        if tick < lineno + skipped:
+            # pass up to that line and tell the scanner of it, then ask again
+            for _ in range(tick - lineno + 1):
+                pos = block.find(b"\n", pos) + 1
+            self.next_line = tick + 1
+            self.scanner.tick(tick)
+            return pos, False
+        self.next_line = lineno + skipped
+        if target < stop and target < end:
+            return self._feed_at(target), False
+        return target, target >= stop
 
     def _feed_at(self, pos: int) -> int:
         block = self.block

@@ -16,13 +16,13 @@ from pathlib import Path
 from ..read.grouper import STALE_TB
 from ..read.normalize import FACT_LINES, HEAD_LINES, Normalizer
 from ..read.sources import decode
-from .plan import SearchPlan
+from .engine import LiteralSearch
 
-SPLIT_MIN = 256 << 20  # a smaller file is not worth the processes
-QUIET_BYTES = 8 << 20  # the stretch before a part's start that must hold no candidate
-QUIET_LINES = STALE_TB + 1000  # ... and at least this many lines (an open traceback would have closed)
+SPLIT_MIN = 64 << 20  # a smaller file is not worth the processes
 LEAD = 1 << 20  # bytes before a part's start read again, for the context of an early hit
-TRIES = 12  # places tried for each split before giving up on it
+QUIET_BYTES = LEAD + (64 << 10)  # the stretch before a part's start that must hold no candidate
+QUIET_LINES = STALE_TB + 1000  # ... and at least this many lines (an open traceback would have closed)
+SEEK_BYTES = 48 << 20  # how far past its ideal place a part's start is looked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,14 +32,6 @@ class Part:
     start: int
     end: int
     lead: int
-
-
-def _quiet(window: bytes, plan: SearchPlan) -> bool:
-    if window.count(b"\n") < QUIET_LINES:
-        return False
-    if plan.trie is not None and plan.trie.search(window) is not None:
-        return False
-    return not any(lit in window for lit in plan.passes)
 
 
 def _facts_end(path: Path) -> int | None:
@@ -61,7 +53,36 @@ def _facts_end(path: Path) -> int | None:
             offset += len(chunk)
 
 
-def plan_parts(path: Path, size: int, parts: int, plan: SearchPlan) -> list[Part]:
+def _nth_line_end(data: bytes, start: int, n: int) -> int:
+    """The offset just past the n-th newline from `start`, or -1 when there are fewer."""
+    pos = start - 1
+    for _ in range(n):
+        pos = data.find(b"\n", pos + 1)
+        if pos < 0:
+            return -1
+    return pos + 1
+
+
+def quiet_start(window: bytes, earliest: int, search: LiteralSearch) -> int | None:
+    """The first line start at or after `earliest` in `window` (whole lines) before which QUIET_BYTES bytes
+    and QUIET_LINES lines hold no candidate line, or None."""
+    starts = search.line_starts(window)
+    gap = 0  # where the current candidate-free stretch begins
+    for nxt in [*starts, len(window)]:
+        cut = max(gap + QUIET_BYTES, earliest)
+        if cut < nxt:
+            cut = window.find(b"\n", cut - 1) + 1 if cut > 0 else 0  # the next line start
+            by_lines = _nth_line_end(window, gap, QUIET_LINES)
+            if by_lines >= 0:
+                cut = max(cut, by_lines)
+                if 0 < cut < nxt:
+                    return cut
+        end = window.find(b"\n", nxt)
+        gap = end + 1 if end >= 0 else len(window)
+    return None
+
+
+def plan_parts(path: Path, size: int, parts: int, search: LiteralSearch) -> list[Part]:
     """Up to `parts` parts of the file, each beginning at a quiet line start (one part: no split)."""
     if parts < 2 or size < SPLIT_MIN:
         return [Part(0, size, 0)]
@@ -72,19 +93,22 @@ def plan_parts(path: Path, size: int, parts: int, plan: SearchPlan) -> list[Part
     with open(path, "rb") as fh:
         for k in range(1, parts):
             target = max(size * k // parts, floor + QUIET_BYTES, starts[-1] + QUIET_BYTES)
-            for attempt in range(TRIES):
-                end = target + attempt * QUIET_BYTES
-                if end >= size:
-                    break
-                fh.seek(end - QUIET_BYTES)
-                window = fh.read(QUIET_BYTES)
-                cut = window.rfind(b"\n")
-                if cut < 0:
+            if target >= size:
+                break
+            begin = target - QUIET_BYTES
+            fh.seek(begin)
+            window = fh.read(QUIET_BYTES + SEEK_BYTES)
+            if begin > 0:  # begin at a line start
+                first = window.find(b"\n")
+                if first < 0:
                     continue
-                window = window[: cut + 1]
-                if _quiet(window, plan):
-                    starts.append(end - QUIET_BYTES + cut + 1)
-                    break
+                window, begin = window[first + 1:], begin + first + 1
+            cut = window.rfind(b"\n")
+            if cut < 0:
+                continue
+            found = quiet_start(window[: cut + 1], target - begin, search)
+            if found is not None and begin + found < size:
+                starts.append(begin + found)
     bounds = [*starts, size]
     return [Part(a, b, max(0, a - LEAD) if a else 0) for a, b in itertools.pairwise(bounds)]
 

@@ -1,0 +1,94 @@
+"""The compiled records of a signature database: its rules, conditions and facts, each regex compiled on first use.
+
+A database read from the on-disk cache (cache.py) was validated when the cache was written; its regexes are
+compiled only when a line first reaches them, so a run pays for the few it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from .literals import Gate
+from .schema import Condition, Signature
+
+
+class LazyPattern:
+    """A regex compiled the first time it is used."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str, compiled: regex.Pattern[str] | None = None) -> None:
+        self.pattern = pattern
+        self._compiled = compiled
+
+    @property
+    def compiled(self) -> regex.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = regex.compile(self.pattern)
+        return self._compiled
+
+    def search(self, text: str, timeout: float | None = None) -> regex.Match[str] | None:
+        return self.compiled.search(text, timeout=timeout)
+
+    @property
+    def groupindex(self) -> dict[str, int]:
+        return dict(self.compiled.groupindex)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCondition:
+    cond: Condition
+    pattern: LazyPattern
+    gate: Gate | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One `match.any` regex of a signature, with its literal gate and the conditions a hit must meet
+    (the signature's own `match.all` / `match.not`, then this pattern's)."""
+
+    sig_index: int
+    pattern: LazyPattern
+    gate: Gate | None
+    where: str  # e.g. "match.any[1]", for warnings
+    all: tuple[CompiledCondition, ...] = ()
+    not_: tuple[CompiledCondition, ...] = ()
+
+    @property
+    def window(self) -> int:
+        """How many lines after a hit must be seen before its window conditions can be decided."""
+        return max((c.cond.lines for c in (*self.all, *self.not_) if c.cond.scope == "window"), default=0)
+
+    @property
+    def whole_file(self) -> bool:
+        return any(c.cond.scope == "file" for c in (*self.all, *self.not_))
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSignature:
+    sig: Signature
+    index: int
+    rules: tuple[Rule, ...]
+    all: tuple[CompiledCondition, ...]
+    not_: tuple[CompiledCondition, ...]
+
+    @property
+    def window(self) -> int:
+        return max((r.window for r in self.rules), default=0)
+
+    def conditions(self) -> tuple[CompiledCondition, ...]:
+        """Every condition of the signature and of its patterns."""
+        return (*self.all, *self.not_, *(c for r in self.rules for c in (*r.all, *r.not_)))
+
+
+@dataclass(frozen=True, slots=True)
+class FactRule:
+    name: str
+    pattern: LazyPattern
+    gate: Gate | None
+    owner: str  # id of the signature that declared it, or "job" for the built-in observations
+    mode: str = "first"  # keep the first value seen, or the "last" (checkpoints)
+    head_only: bool = False  # read only in the first FACT_LINES lines of a file (config dumps live there)
+    job: bool = False  # a built-in observation of the job's shape: read only in the first HEAD_LINES lines
