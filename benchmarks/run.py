@@ -1,14 +1,20 @@
-"""Time `diagnose` against grep on the same generated log, in one run.
+"""Time `diagnose` against grep on the same logs, in one run, and print one table.
 
-    python benchmarks/run.py --size 1G            # generates /tmp/diagnoser-bench-1G.log once
+    python benchmarks/run.py                       # 100 MB and 1 GB of both generators, and the dense log
+    python benchmarks/run.py --sizes 100M --repeat 3
+    python benchmarks/run.py --shared ../shared/bench --work /tmp/diagnoser-bench
 
-Prints wall time, MB/s, lines/s and peak RSS for: cat (the floor), `LC_ALL=C grep -c -F -f` with the
-database's literals, and `diagnose` with one and with all processes, each with grep finding its
-candidate lines (the default, see diagnoser/grepscan.py) and in pure Python (DIAGNOSER_GREP=0); checks
-that diagnose found the injected root cause; reports diagnose's time as a ratio of grep's.
+The logs: the project's own generator (benchmarks/generate.py), an independent one (genlog.py in the
+shared bench folder, a `tee train.log` of a Ray job: actor prefixes, colour, tqdm redraws, Transformer
+Engine warnings), and a dense log from it (a failure every few hundred lines). Each is generated once
+into --work. For each: `LC_ALL=C grep -c -F -f literals.txt` (the words a user greps a failed job's log
+for, from the shared folder), `diagnose -j 1` and `diagnose` with all cores, with wall time, MB/s,
+lines/s, peak RSS and the ratio to grep's time in the same run; the findings are checked against what
+the generator injected. Then the cost of database size: `diagnose -j 1` with ten times the signatures
+(synthetic ones, each with its own literals) against the same run without them.
 
 grep's output goes to a pipe, never to /dev/null: GNU grep notices /dev/null and stops at the first
-match, which on this log would time half of the file.
+match. Wall times are the best of --repeat runs; the spread (worst - best) is shown beside them.
 """
 
 from __future__ import annotations
@@ -16,96 +22,109 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
+import platform
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
 
 from benchmarks.generate import generate, parse_size  # noqa: E402
-from diagnoser.match.database import load_database  # noqa: E402
+from benchmarks.synthetic import write_signatures  # noqa: E402
 
 
-def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL,
-          env: dict[str, str] | None = None) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS (KiB, the largest of the command and its children) and stdout."""
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, bytes]:
+    """Wall seconds, peak RSS (KiB: the command or its largest waited-for descendant) and stdout."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, "LC_ALL": "C", **(env or {})})
-    out = proc.stdout.read() if proc.stdout is not None else b""
+    assert proc.stdout is not None
+    out = proc.stdout.read()
     _pid, _status, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - start, usage.ru_maxrss, out
 
 
+def best_of(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, int, bytes]:
+    runs = [timed(cmd, env) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r[0])
+    return best[0], max(r[0] for r in runs) - best[0], max(r[1] for r in runs), best[2]
+
+
+def make_logs(work: Path, shared: Path, sizes: list[str]) -> list[tuple[str, Path, list[str]]]:
+    """(name, path, the signature ids injected) for each log, generated once."""
+    work.mkdir(parents=True, exist_ok=True)
+    logs = []
+    for size in sizes:
+        own = work / f"own-{size}.log"
+        meta = own.with_suffix(".json")
+        if not own.exists() or not meta.exists():
+            print(f"generating {own} ...", file=sys.stderr)
+            meta.write_text(json.dumps(generate(str(own), parse_size(size), seed=1)))
+        logs.append((f"own {size}", own, json.loads(meta.read_text())["expected_ids"]))
+        logs.append(_genlog(work, shared, f"independent {size}", f"ind-{size}.log", parse_size(size), 20))
+    # dense: a failure every few hundred lines (about 540 lines per MB: one per ~270 lines)
+    logs.append(_genlog(work, shared, "dense 100M", "dense-100M.log", parse_size("100M"), 2000))
+    return logs
+
+
+def _genlog(work: Path, shared: Path, name: str, file: str, size: int, inject: int) -> tuple[str, Path, list[str]]:
+    path = work / file
+    truth = Path(str(path) + ".truth.json")
+    if not path.exists() or not truth.exists():
+        print(f"generating {path} ...", file=sys.stderr)
+        subprocess.run([sys.executable, str(shared / "genlog.py"), "--size-mb", str(size >> 20), "--seed", "42",
+                        "--inject", str(inject), "--out", str(path)], check=True, stdout=subprocess.DEVNULL)
+    kinds = sorted({i["kind"] for i in json.loads(truth.read_text())["injections"]})
+    return name, path, kinds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", default="1G")
-    ap.add_argument("--log", help="use this log instead of generating one")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each command; the best is kept")
+    ap.add_argument("--sizes", default="100M,1G", help="comma-separated sizes of the generated logs")
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared" / "bench"),
+                    help="the shared bench folder (genlog.py, literals.txt)")
+    ap.add_argument("--work", default="/tmp/diagnoser-bench", help="where the logs are generated")
+    ap.add_argument("--repeat", type=int, default=2, help="runs of each command; the best is shown")
+    ap.add_argument("--no-db-growth", action="store_true", help="skip the ten-times-the-signatures run")
     args = ap.parse_args(argv)
 
-    size = parse_size(args.size)
-    log = Path(args.log) if args.log else Path(tempfile.gettempdir()) / f"diagnoser-bench-{args.size}.log"
-    meta = log.with_suffix(".json")
-    if not log.exists() or not meta.exists():
-        print(f"generating {log} ({args.size}) ...", file=sys.stderr)
-        meta.write_text(json.dumps(generate(str(log), size, seed=1)))
-    info = json.loads(meta.read_text())
-    mb = log.stat().st_size / 1e6
-    lines = int(info["lines"])
-
-    db = load_database()
-    # what the database looks for on every line (config facts are read only near the top of a file)
-    literals = sorted(db.search.body)
-    lits = Path(tempfile.mkdtemp()) / "literals.txt"
-    lits.write_text("\n".join(literals) + "\n", encoding="utf-8")
-
-    subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-    diagnose = [sys.executable, "-m", "diagnoser", str(log), "--format", "json"]
-    cores = os.cpu_count() or 1
-    python_only = {"DIAGNOSER_GREP": "0"}
-    runs: list[tuple[str, list[str], dict[str, str] | None]] = [
-        ("cat (the floor)", ["cat", str(log)], None),
-        (f"LC_ALL=C grep -c -F -f ({len(literals)} literals)", ["grep", "-c", "-F", "-f", str(lits), str(log)], None),
-        ("diagnose -j 1 (+ its grep)", [*diagnose, "--jobs", "1"], None),
-        (f"diagnose -j {cores} (+ their greps)", [*diagnose, "--jobs", str(cores)], None),
-        ("diagnose -j 1, pure Python", [*diagnose, "--jobs", "1"], python_only),
-        (f"diagnose -j {cores}, pure Python", [*diagnose, "--jobs", str(cores)], python_only),
-    ]
-    results = []
-    for name, cmd, env in runs:
-        if shutil.which(cmd[0]) is None and not cmd[0].startswith("/"):
-            continue
-        best = None
-        for _ in range(args.repeat):
-            # only cat writes to /dev/null: grep and diagnose write to a pipe (see the docstring)
-            secs, rss, out = timed(cmd, subprocess.DEVNULL if name.startswith("cat") else None, env)
-            if best is None or secs < best[0]:
-                best = (secs, rss, out)
-        assert best is not None
-        secs, rss, out = best
-        note = ""
-        if name.startswith("diagnose"):
-            report = json.loads(out)
-            root = (report.get("root_cause") or {}).get("id")
-            ids = [f["id"] for f in report["findings"]]
-            ok = root == info["expected_root_cause"] and all(i in ids for i in info["expected_ids"])
-            note = f"root cause {root}, {'OK' if ok else 'WRONG: ' + ', '.join(ids)}"
-            if not ok:
-                print(f"{name}: wrong findings: {root} {ids}", file=sys.stderr)
-        results.append((name, secs, rss, note))
-
-    grep = next((secs for name, secs, _, _ in results if name.startswith("LC_ALL")), None)
-    print(f"log: {log} — {mb:.0f} MB, {lines:,} lines; machine: {os.cpu_count()} cores")
-    print("| what | wall s | MB/s | lines/s | peak RSS MB | vs grep | note |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    for name, secs, rss, note in results:
-        ratio = f"{secs / grep:.2f}×" if grep else ""
-        print(f"| {name} | {secs:.2f} | {mb / secs:,.0f} | {lines / secs:,.0f} | {rss / 1024:.0f} | {ratio} | {note} |")
+    shared, work = Path(args.shared), Path(args.work)
+    literals = shared / "literals.txt"
+    logs = make_logs(work, shared, [s.strip() for s in args.sizes.split(",") if s.strip()])
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    diagnose = [sys.executable, "-m", "diagnoser", "--format", "json"]
+    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}, "
+          f"{time.strftime('%Y-%m-%d')}; wall: best of {args.repeat} (spread = worst - best)")
+    print("| log | what | wall s (spread) | MB/s | lines/s | peak RSS MB | vs grep | findings |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for name, path, expected in logs:
+        subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        mb = path.stat().st_size / 1e6
+        with open(path, "rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
+        grep_s = None
+        for what, cmd in [("`LC_ALL=C grep -c -F -f literals.txt`", ["grep", "-c", "-F", "-f", str(literals), str(path)]),
+                          ("diagnose -j 1", [*diagnose, "-j", "1", str(path)]),
+                          (f"diagnose (-j {cores})", [*diagnose, str(path)])]:
+            secs, spread, rss, out = best_of(cmd, args.repeat)
+            grep_s = secs if grep_s is None else grep_s
+            note = ""
+            if what.startswith("diagnose"):
+                found = {f["id"] for f in json.loads(out)["findings"]}
+                note = f"{len(set(expected) & found)} of {len(set(expected))} injected kinds"
+            print(f"| {name} | {what} | {secs:.2f} ({spread:.2f}) | {mb / secs:,.0f} | {lines / secs:,.0f} | "
+                  f"{rss / 1024:.0f} | {secs / grep_s:.2f}× | {note} |", flush=True)
+    if not args.no_db_growth:
+        name, path, _expected = next(x for x in logs if x[0].startswith("independent"))
+        extra = work / "synthetic-signatures"
+        count = write_signatures(extra, 9)
+        base, spread_b, _rss, _out = best_of([*diagnose, "-j", "1", str(path)], args.repeat)
+        more, spread_m, _rss, _out = best_of([*diagnose, "-j", "1", "--signatures", str(extra), str(path)], args.repeat)
+        print(f"\nten times the signatures ({count} synthetic ones added), {name}, -j 1: {base:.2f} s ({spread_b:.2f}) → "
+              f"{more:.2f} s ({spread_m:.2f}), {100 * (more / base - 1):+.0f}%")
     return 0
 
 

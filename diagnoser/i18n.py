@@ -179,6 +179,11 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "warn_regex_off": {"en": "{where}: regex timed out {n} times; it is switched off for the rest of this run",
                        "zh": "{where}：正则表达式已超时 {n} 次；本次运行余下部分不再使用"},
+    # the live pump (issue 13): a diagnosis that fell behind reads only the lines holding a gate literal
+    "warn_shed": {"en": "the diagnosis fell behind the command's output; {n} line(s) holding no failure keyword "
+                        "were passed through unread (every line holding one was diagnosed)",
+                  "zh": "诊断跟不上命令的输出；有 {n} 行不含任何故障关键词的输出未经诊断直接输出"
+                        "（含关键词的行均已诊断）"},
     "warn_fell_behind": {"en": "the diagnosis fell behind the command's output; {n} line(s) were not diagnosed",
                          "zh": "诊断跟不上命令的输出；有 {n} 行未被诊断"},
     "warn_cannot_follow": {"en": "{path}: cannot follow: {reason}", "zh": "{path}：无法跟踪：{reason}"},

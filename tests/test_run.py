@@ -83,3 +83,26 @@ def test_sigterm_is_forwarded_to_the_child() -> None:
 def test_child_killed_by_a_signal_gives_128_plus_n() -> None:
     proc = diagnose("run", "--", sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
     assert proc.returncode == 128 + 9
+
+
+def test_a_burst_of_output_is_diagnosed_whole() -> None:
+    # 300,000 lines in one burst, the traceback at the end: every line counted, the finding there
+    child = ("import sys\n"
+             "sys.stdout.write(''.join(f'(WorkerDict pid=31, ip=10.0.0.7) step:{i} - actor/pg_loss:0.1\\n' "
+             "for i in range(300000)))\n"
+             "sys.stdout.flush()\n" + CHILD_FAILS.split("\n", 1)[1])
+    proc = diagnose("run", "--format", "json", "--", sys.executable, "-c", child)
+    report = json.loads(proc.stderr[proc.stderr.index("\n{") + 1:])  # after the child's own stderr
+    assert proc.returncode == 3 and report["root_cause"]["id"] == "cuda-oom"
+    assert report["stats"]["lines"] == 300000 + 4 and proc.stdout.count("\n") == 300001
+
+
+def test_a_diagnosis_that_falls_behind_sheds_only_lines_without_a_gate_literal() -> None:
+    from diagnoser.match.database import load_database
+    from diagnoser.modes import run
+
+    out = run._Output(None, 1, load_database().search.body)  # type: ignore[arg-type]
+    chunk = b"step 1\nstep 2\n[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\nstep 3\n"
+    kept = out._gate(chunk)
+    assert kept == b"\n\n[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n\n"
+    assert out.shed == 3

@@ -12,10 +12,11 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import regex
 
+from .. import search
 from ..i18n import Msg, msg
 from ..judge.findings import Finding, Location
 from ..judge.rank import compact_ranks
@@ -23,16 +24,41 @@ from ..judge.remedy import fill, render_remedy
 from ..match.database import Database
 from ..match.events import Event, HitEvent, UnrecognizedEvent
 from ..match.observe import PROGRESS
-from ..match.scanner import SourceScanner
+from ..match.scanner import RECENT, SourceScanner
 from ..read.follow import Follower
 from ..report.contract import finding_json
 from ..report.model import Report, Stats, values_for
 from ..report.words import where_text
 from .pipeline import Pipeline
 
-IDLE = 1.0  # seconds of quiet after which a file's open tracebacks are closed
+IDLE = 0.5  # seconds of quiet after which a file's open tracebacks are closed (a traceback comes in one write)
 HANG_SOURCE = "<live>"
 _PROGRESS = regex.compile(PROGRESS)
+
+
+# every progress pattern holds one of these: the lines worth testing, found from the end of a piece
+_PROGRESS_HINTS = (b"step", b"iteration", b"Training Progress", b"episode ", b"%|")
+PROGRESS_TRIES = 64  # lines of a piece tested, from its end, for its last progress line
+
+
+def _last_progress(data: bytes) -> str | None:
+    """The last progress line of a piece of whole lines, if one of its last PROGRESS_TRIES hinted lines is."""
+    end = len(data)
+    for _ in range(PROGRESS_TRIES):
+        at = max(data.rfind(h, 0, end) for h in _PROGRESS_HINTS)
+        if at < 0:
+            return None
+        begin = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        text = data[begin:stop if stop >= 0 else len(data)].decode("utf-8", "replace")
+        if _PROGRESS.search(text):
+            return text.strip()[-160:]
+        end = begin
+    return None
+
+
+def _uncounted(_n: int) -> None:
+    return None  # read_stream's bytes are counted by `saw`
 
 
 class StopLive(Exception):
@@ -61,6 +87,8 @@ class LiveSession:
         self.rank_last: dict[str, float] = {}
         self.hung = False
         self.stop = False
+        self.warn = warn
+        self.last_lines: dict[str, int] = {}  # the last line of a stream read by read_stream
 
     # -- input -----------------------------------------------------------------------------------------
     def scanner(self, name: str, rank: int | None = None, host: str | None = None,
@@ -83,6 +111,32 @@ class LiveSession:
             self.last_progress = (now, text.strip()[-160:])
         if self.stop:
             raise StopLive
+
+    def saw(self, name: str, data: bytes, who: str | None = None) -> None:
+        """Whole lines of a stream read in one piece (read_stream): the clocks and counts of `feed`, per piece."""
+        now = time.monotonic()
+        self.last_line = now
+        self.last_feed[name] = now
+        self.quiet.discard(name)
+        self.collector.lines += data.count(b"\n")
+        self.collector.bytes += len(data)
+        self.rank_last[who or name] = now
+        progress = _last_progress(data)
+        if progress is not None:
+            self.last_progress = (now, progress)
+        if self.stop:
+            raise StopLive
+
+    def read_stream(self, name: str, reader: BinaryIO, rank: int | None = None, host: str | None = None,
+                    role: str = "worker") -> int:
+        """Diagnose a stream read in pieces of whole lines (diagnose run's output) through the fast search's
+        gate, as a batch scan reads a big file; the reader calls `saw` for each piece and `tick` while it
+        waits. Returns the number of its last line."""
+        sc = self.scanner(name, rank, host, role)
+        last = search.scan(sc, self.db.search, reader, _uncounted, memory=RECENT, name=name, warn=self.warn,
+                           first_line=self.last_lines.get(name, 0) + 1)
+        self.last_lines[name] = last
+        return last
 
     def tick(self) -> None:
         """Called often: flush files that went quiet, tell a hang."""
@@ -114,7 +168,7 @@ class LiveSession:
 
     def finish(self, succeeded: bool = False) -> Report:
         """The final report; `succeeded`: the wrapped command exited 0, so no lone error line was its failure."""
-        self.pipeline.finish_streams()
+        self.pipeline.finish_streams(self.last_lines)
         if succeeded:
             self.collector.lone = []
         return self.pipeline.report(self.lang)

@@ -72,9 +72,10 @@ class Pipeline:
             self.collector.roles[name] = (role, host)
         return sc
 
-    def finish_streams(self) -> None:
-        for sc in self.streams.values():
-            sc.finish()
+    def finish_streams(self, last_lines: dict[str, int] | None = None) -> None:
+        """End every stream; `last_lines`: the last line of a stream the fast search read (it fed only some)."""
+        for name, sc in self.streams.items():
+            sc.finish((last_lines or {}).get(name))
 
     # -- batch: a whole source, or a part of a big file, each into a collector of its own ----------------
     def scan(self, source: Source, index: int, fast: bool | str = True, year: int | None = None) -> Collector:

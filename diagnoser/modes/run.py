@@ -1,8 +1,10 @@
 """`diagnose run -- CMD ARGS...`: run the training command, pass its output through, diagnose it live.
 
 The child's stdout and stderr go to ours as they arrive (and to --log), never waiting for the diagnosis:
-reader threads copy them and hand the lines to a queue the diagnosis reads. SIGINT and SIGTERM are
-forwarded to the child; the exit status is the child's own, so `| tee` can no longer hide a failure.
+reader threads copy them and queue their whole lines, in chunks, for the diagnosis, which reads them
+through the fast search's gate (the lines holding no gate literal cost it a newline count). SIGINT and
+SIGTERM are forwarded to the child; the exit status is the child's own, so `| tee` can no longer hide a
+failure.
 """
 
 from __future__ import annotations
@@ -14,30 +16,106 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
+from functools import lru_cache
 from types import FrameType
 from typing import BinaryIO
 
 from ..errors import InputError
 from ..i18n import Msg
-from ..read.sources import MAX_LINE, line_text
+from ..read.sources import MAX_LINE
+from ..search import LiteralSearch
 from .live import LiveSession, StopLive
 
-QUEUE_LIMIT = 200_000  # lines waiting for the diagnosis; beyond it lines are counted and skipped
+QUEUE_BYTES = 64 << 20  # output waiting for the diagnosis; past it, only the lines that can matter are queued
 SOURCE = "<run>"
 
 
-class _Pump(threading.Thread):
-    """Copy one pipe of the child to our stream at once, and queue its lines for the diagnosis."""
+class _Output:
+    """The whole lines the pumps copied, waiting for the diagnosis, in the order they came; bounded in bytes.
 
-    def __init__(self, fd: int, out: BinaryIO, log: BinaryIO | None, lines: queue.Queue[str | None],
-                 lock: threading.Lock, dropped: list[int]) -> None:
+    The diagnosis reads it as a file (`read`), through the fast search's gate, so it keeps up with any
+    rate the pipes carry. Should it still fall behind by QUEUE_BYTES, a pump queues only the lines that
+    hold a gate literal (each other line becomes an empty one, so numbering stays right) and counts the
+    others as shed: no line that could name a failure is ever dropped.
+    """
+
+    def __init__(self, session: LiveSession, pumps: int, literals: frozenset[str]) -> None:
+        self.session = session
+        self.items: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.waiting = 0  # bytes queued and not yet read
+        self.lock = threading.Lock()
+        self.open = pumps
+        self.literals = literals
+        self.shed = 0  # lines queued empty
+        self.last_tick = time.monotonic()
+
+    def put(self, data: bytes) -> None:
+        if self.waiting >= QUEUE_BYTES:
+            data = self._gate(data)
+        with self.lock:
+            self.waiting += len(data)
+        self.items.put(data)
+
+    def _gate(self, data: bytes) -> bytes:
+        search = _pump_search(self.literals)
+        out: list[bytes] = []
+        pos = 0
+        for start in search.line_starts(data):
+            gap = data.count(b"\n", pos, start)
+            self.shed += gap
+            out.append(b"\n" * gap)
+            pos = data.find(b"\n", start) + 1
+            out.append(data[start:pos])
+        gap = data.count(b"\n", pos)
+        self.shed += gap
+        out.append(b"\n" * gap)
+        return b"".join(out)
+
+    def close(self) -> None:
+        self.items.put(None)
+
+    def read(self, _size: int = -1) -> bytes:
+        """The next lines (b"" once every pump closed); ticks the session while it waits."""
+        session = self.session
+        while self.open:
+            now = time.monotonic()
+            if now - self.last_tick >= TICK:
+                self.last_tick = now
+                session.tick()
+            try:
+                item = self.items.get(timeout=TICK)
+            except queue.Empty:
+                continue
+            if item is None:
+                self.open -= 1
+                continue
+            with self.lock:
+                self.waiting -= len(item)
+            session.saw(SOURCE, item)
+            return item
+        return b""
+
+
+TICK = 0.2  # seconds between the session's checks (quiet streams, hangs) while output flows or not
+
+
+@lru_cache(maxsize=4)
+def _pump_search(literals: frozenset[str]) -> LiteralSearch:
+    return LiteralSearch(literals)  # its own instance: a search's scratch space is not shared across threads
+
+
+class _Pump(threading.Thread):
+    """Copy one pipe of the child to our stream at once, and queue its whole lines for the diagnosis."""
+
+    def __init__(self, fd: int, out: BinaryIO, log: BinaryIO | None, output: _Output, lock: threading.Lock) -> None:
         super().__init__(daemon=True)
-        self.fd, self.out, self.log, self.lines, self.lock, self.dropped = fd, out, log, lines, lock, dropped
+        self.fd, self.out, self.log, self.output, self.lock = fd, out, log, output, lock
 
     def run(self) -> None:
         partial = b""
-        head: bytes | None = None  # the first MAX_LINE bytes of an over-long line whose rest is dropped
+        skipping = False  # inside an over-long line whose head was queued: the rest is dropped
         while True:
             try:
                 chunk = os.read(self.fd, 1 << 16)
@@ -54,29 +132,22 @@ class _Pump(threading.Thread):
                 with self.lock:
                     self.log.write(chunk)
                     self.log.flush()
+            if skipping:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue
+                skipping, chunk = False, chunk[nl + 1:]
             partial += chunk
-            *complete, partial = partial.split(b"\n")
-            for raw in complete:
-                if head is not None:  # the end of the over-long line: it is the head, cut
-                    raw, head = head, None
-                    self._queue(line_text(raw, cut=True))
-                else:
-                    self._queue(line_text(raw))
-            if head is not None:
-                partial = b""  # still inside the over-long line
-            elif len(partial) >= MAX_LINE:
-                head, partial = partial[:MAX_LINE], b""
-        if head is not None:
-            self._queue(line_text(head, cut=True))
-        elif partial:
-            self._queue(line_text(partial))
-        self.lines.put(None)
-
-    def _queue(self, text: str) -> None:
-        if self.lines.qsize() >= QUEUE_LIMIT:
-            self.dropped[0] += 1
-            return
-        self.lines.put(text)
+            end = partial.rfind(b"\n")
+            if end >= 0:
+                self.output.put(partial[: end + 1])
+                partial = partial[end + 1:]
+            if len(partial) >= MAX_LINE:  # the head of an over-long line, cut (see line_text)
+                self.output.put(partial[:MAX_LINE] + b"\n")
+                partial, skipping = b"", True
+        if partial:
+            self.output.put(partial + b"\n")
+        self.output.close()
 
 
 def exit_status(returncode: int) -> int:
@@ -100,12 +171,11 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
             log.close()
         key = "err_cmd_not_found" if isinstance(exc, FileNotFoundError) else "err_cannot_run"
         raise InputError(Msg(key, command=cmd[0], reason=exc.strerror or exc)) from None
-    lines: queue.Queue[str | None] = queue.Queue()
     lock = threading.Lock()
-    dropped = [0]
+    output = _Output(session, 2, session.db.search.body)
     assert child.stdout is not None and child.stderr is not None
-    pumps = [_Pump(child.stdout.fileno(), sys.stdout.buffer, log, lines, lock, dropped),
-             _Pump(child.stderr.fileno(), sys.stderr.buffer, log, lines, lock, dropped)]
+    pumps = [_Pump(child.stdout.fileno(), sys.stdout.buffer, log, output, lock),
+             _Pump(child.stderr.fileno(), sys.stderr.buffer, log, output, lock)]
     for p in pumps:
         p.start()
 
@@ -114,28 +184,12 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
             os.killpg(child.pid, signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
-    lineno = 0
-    open_pumps = len(pumps)
     stopped = False
     try:
-        while open_pumps:
-            try:
-                text = lines.get(timeout=0.2)
-            except queue.Empty:
-                session.tick()
-                continue
-            if text is None:
-                open_pumps -= 1
-                continue
-            lineno += 1
-            try:
-                session.feed(SOURCE, lineno, text)
-            except StopLive:
-                stopped = True
-                forward(signal.SIGTERM, None)
-                break
-            if lineno % 512 == 0:
-                session.tick()
+        session.read_stream(SOURCE, output)  # type: ignore[arg-type]
+    except StopLive:
+        stopped = True
+        forward(signal.SIGTERM, None)
     finally:
         code = child.wait()
         for sig, handler in previous.items():
@@ -144,8 +198,8 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
             p.join(timeout=5)
         if log is not None:
             log.close()
-    if dropped[0]:
-        warn(Msg("warn_fell_behind", n=dropped[0]))
+    if output.shed:
+        warn(Msg("warn_shed", n=output.shed))
     if stopped:
         raise StopLive
     return exit_status(code)
