@@ -3,7 +3,6 @@ command line, and writing a report in the format asked for."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from enum import Enum
@@ -18,6 +17,7 @@ from .report.contract import to_json
 from .report.markdown import render_markdown
 from .report.model import Report
 from .report.text import render_text
+from .safe import json_dumps, printable
 
 
 class Format(str, Enum):
@@ -38,7 +38,7 @@ class Warner:
         if message in self.seen:
             return
         self.seen.add(message)
-        print(msg("warning_prefix", self.lang) + localized(message, self.lang), file=sys.stderr, flush=True)
+        print(msg("warning_prefix", self.lang) + printable(localized(message, self.lang)), file=sys.stderr, flush=True)
 
 
 def use_color(stream: TextIO) -> bool:
@@ -49,7 +49,7 @@ def use_color(stream: TextIO) -> bool:
 
 def emit_report(report: Report, fmt: Format, out: TextIO) -> None:
     if fmt is Format.json:
-        out.write(json.dumps(to_json(report), ensure_ascii=False, indent=2) + "\n")
+        out.write(json_dumps(to_json(report), indent=2) + "\n")
     elif fmt is Format.markdown:
         out.write(render_markdown(report))
     else:
@@ -59,7 +59,7 @@ def emit_report(report: Report, fmt: Format, out: TextIO) -> None:
 
 def final_report(report: Report, fmt: Format, out: TextIO) -> None:
     if fmt is Format.jsonl:
-        out.write(json.dumps({"event": "summary", "report": to_json(report)}, ensure_ascii=False) + "\n")
+        out.write(json_dumps({"event": "summary", "report": to_json(report)}) + "\n")
         out.flush()
     else:
         emit_report(report, fmt, out)
@@ -91,7 +91,8 @@ def input_sources(paths: list[Path], warn: Warner) -> list[Source]:
 
 
 def one_line(text: str) -> str:
-    return " ".join(text.split())
+    """An error for stderr: one line, whatever a file name or a signature's text held."""
+    return printable(" ".join(text.split()), one_line=True)
 
 
 def lang_of(args: list[str]) -> str:

@@ -8,7 +8,6 @@ every file (or no training-progress line, when the job prints them) is told as a
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from ..read.follow import Follower
 from ..report.contract import finding_json
 from ..report.model import Report, Stats, values_for
 from ..report.words import where_text
+from ..safe import json_dumps, printable
 from .pipeline import Pipeline
 
 IDLE = 0.5  # seconds of quiet after which a file's open tracebacks are closed (a traceback comes in one write)
@@ -217,11 +217,11 @@ class LiveSession:
         self._text("\n".join(lines))
 
     def _text(self, text: str) -> None:
-        self.out.write(text + "\n")
+        self.out.write(printable(text) + "\n")  # log text: its escape sequences are shown, never acted on
         self.out.flush()
 
     def _jsonl(self, obj: dict[str, object]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.write(json_dumps(obj) + "\n")
         self.out.flush()
 
 

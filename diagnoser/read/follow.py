@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..i18n import Msg
+from ..safe import shown_path
 from .sources import MAX_LINE, line_text, lines_before
 from .walk import describe, expand
 
@@ -83,7 +84,7 @@ class Follower:
             fh.close()
             return
         rank, role, host = describe(path)
-        tail = Tail(path, str(path), fh, _ident(st), rank=rank, role=role, host=host)
+        tail = Tail(path, shown_path(path), fh, _ident(st), rank=rank, role=role, host=host)
         self.seen.add(tail.ident)
         if from_start:
             fh.seek(0)

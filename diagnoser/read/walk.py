@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..i18n import Msg
+from ..safe import shown_path
 from .sources import GZIP_MAGIC, Source
 
 SNIFF_BYTES = 8192
@@ -99,7 +100,7 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
                 skipped.append(str(path.relative_to(folder)))
                 continue
             rank, role, host = describe(path, folder)
-            found.append(Source(str(path), path, rank=rank, role=role, host=host, explicit=False))
+            found.append(Source(shown_path(path), path, rank=rank, role=role, host=host, explicit=False))
     if skipped:
         sample = ", ".join(skipped[:3]) + (", …" if len(skipped) > 3 else "")
         warn(Msg("warn_skipped_files", path=folder, n=len(skipped), sample=sample))
@@ -116,5 +117,5 @@ def file_sources(paths: list[Path]) -> list[Source]:
             raise InputError(Msg("err_no_such_path", path=p))
         else:
             rank, role, host = describe(p) if p.is_file() else (None, "worker", None)
-            out.append(Source(str(p), p, rank=rank, role=role, host=host))
+            out.append(Source(shown_path(p), p, rank=rank, role=role, host=host))
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..i18n import msg
+from ..safe import md_block, md_cell, md_code, md_fence, md_text
 from .model import Report, first_unrecognized
 from .words import (
     EVIDENCE_WIDTH,
@@ -25,7 +26,7 @@ def render_markdown(report: Report) -> str:
     out: list[str] = ["# diagnose report", ""]
     job = job_text(report)
     if job:
-        out += [f"**{msg('job', lang)}{colon(lang)}** {job}", ""]
+        out += [f"**{msg('job', lang)}{colon(lang)}** {md_text(job)}", ""]
     rc = report.root_cause
     shown = rc
     if rc is None and report.only_symptoms:
@@ -35,36 +36,35 @@ def render_markdown(report: Report) -> str:
         out += [f"**{msg('no_failure', lang) if not report.failed else msg('no_root_cause', lang)}{stop(lang)}**", ""]
         first = first_unrecognized(report)
         if first is not None:
-            out += [f"## {label('first_error', lang)}`{first.exc_type}`", "",
-                    f"- **{msg('where', lang)}{colon(lang)}** {where_text(first.first, lang)}",
-                    *([f"- **{msg('frame', lang)}{colon(lang)}** `{first.frame}`"] if first.frame else []), "",
-                    "```", f"{first.exc_type}: {first.message}", "```", "",
-                    unrecognized_hint(first, lang), ""]
+            out += [f"## {label('first_error', lang)}{md_code(first.exc_type)}", "",
+                    f"- **{msg('where', lang)}{colon(lang)}** {md_text(where_text(first.first, lang))}",
+                    *([f"- **{msg('frame', lang)}{colon(lang)}** {md_code(first.frame)}"] if first.frame else []),
+                    "", *md_fence([f"{first.exc_type}: {first.message}"]), "",
+                    md_block(unrecognized_hint(first, lang)), ""]
     if shown is not None:
         heading = msg("root_cause", lang) if shown is rc else msg("symptom", lang)
-        out += [f"## {heading}: {shown.sig.title.get(lang)} (`{shown.sig.id}`)", "",
-                f"- **{msg('where', lang)}{colon(lang)}** {where_text(shown.first, lang)}",
-                f"- **{msg('seen', lang)}{colon(lang)}** {seen_text(shown, lang)}", "",
-                f"### {msg('evidence', lang)}", "", "```"]
-        for e in shown.evidence:
-            out.append(f"{'>' if e.key else ' '} {e.lineno:>6} | {e.raw[:EVIDENCE_WIDTH]}")
-        out += ["```", ""]
+        out += [f"## {heading}: {md_text(shown.sig.title.get(lang))} ({md_code(shown.sig.id)})", "",
+                f"- **{msg('where', lang)}{colon(lang)}** {md_text(where_text(shown.first, lang))}",
+                f"- **{msg('seen', lang)}{colon(lang)}** {md_text(seen_text(shown, lang))}", "",
+                f"### {msg('evidence', lang)}", ""]
+        out += md_fence([f"{'>' if e.key else ' '} {e.lineno:>6} | {e.raw[:EVIDENCE_WIDTH]}" for e in shown.evidence])
+        out.append("")
         if shown is rc:
-            out += [f"- {line}" for line in echo_lines(report)] + ([""] if echo_lines(report) else [])
-        out += [f"### {msg('why', lang)}", "", report.why[shown.sig.id], "",
-                f"### {msg('remedy', lang)}", "", report.remedy[shown.sig.id], ""]
+            out += [f"- {md_text(line)}" for line in echo_lines(report)] + ([""] if echo_lines(report) else [])
+        out += [f"### {msg('why', lang)}", "", md_block(report.why[shown.sig.id]), "",
+                f"### {msg('remedy', lang)}", "", md_block(report.remedy[shown.sig.id]), ""]
         if shown.sig.references:
-            out += [f"### {msg('references', lang)}", ""] + [f"- {r}" for r in shown.sig.references] + [""]
+            out += [f"### {msg('references', lang)}", ""] + [f"- {md_text(r)}" for r in shown.sig.references] + [""]
     masked = masked_finding(report)
     if masked is not None and masked is not shown:
-        out += [f"## {label('also', lang)}{masked.sig.title.get(lang)} (`{masked.sig.id}`)", "",
-                report.why[masked.sig.id], "", report.remedy[masked.sig.id], ""]
+        out += [f"## {label('also', lang)}{md_text(masked.sig.title.get(lang))} ({md_code(masked.sig.id)})", "",
+                md_block(report.why[masked.sig.id]), "", md_block(report.remedy[masked.sig.id]), ""]
     others = [f for f in report.findings if f is not shown and f is not masked]
     if others:
         out += [f"## {msg('other_findings', lang)}", "",
                 f"| {msg('kind', lang)} | {msg('id', lang)} | {msg('count', lang)} | {msg('first_seen', lang)} |",
                 "|---|---|---:|---|"]
-        out += [f"| {msg(f.sig.kind, lang)} | `{f.sig.id}` | {f.count} | {where_text(f.first, lang)} |"
+        out += [f"| {msg(f.sig.kind, lang)} | {md_code(f.sig.id)} | {f.count} | {md_cell(where_text(f.first, lang))} |"
                 for f in others]
         out.append("")
     if report.unrecognized:
@@ -72,20 +72,20 @@ def render_markdown(report: Report) -> str:
                 f"| {msg('exception', lang)} | {msg('message', lang)} | {msg('count', lang)} | "
                 f"{msg('first_seen', lang)} |", "|---|---|---:|---|"]
         for u in report.unrecognized[:20]:
-            message = u.message.replace("|", "\\|")[:160]
-            out.append(f"| `{u.exc_type}` | {message} | {u.count} | {where_text(u.first, lang)} |")
+            out.append(f"| {md_code(u.exc_type)} | {md_cell(u.message[:160])} | {u.count} | "
+                       f"{md_cell(where_text(u.first, lang))} |")
         out.append("")
     rows = timeline_rows(report)
     if rows:
         out += [f"## {msg('timeline', lang)}", "",
                 f"| {msg('rank', lang)} | {msg('first_failure', lang)} | {msg('where', lang)} | "
                 f"{msg('explained_by', lang)} |", "|---|---|---|---|"]
-        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows[:50]]
+        out += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in rows[:50]]
         out.append("")
     if report.story is not None:
-        out += [f"## {msg('verdict', lang)}", "", report.story.verdict_reason, ""]
+        out += [f"## {msg('verdict', lang)}", "", md_block(report.story.verdict_reason), ""]
         if report.failed or report.story.checkpoint:
-            out += [f"**{msg('last_checkpoint', lang)}{colon(lang)}** {checkpoint_text(report)}", ""]
+            out += [f"**{msg('last_checkpoint', lang)}{colon(lang)}** {md_text(checkpoint_text(report))}", ""]
     s = report.stats
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")

@@ -13,6 +13,7 @@ from rich.text import Text
 from ..i18n import msg
 from ..judge.findings import Finding, Unrecognized
 from ..judge.rank import compact_ranks
+from ..safe import printable
 from .model import Report, first_unrecognized
 from .words import (
     EVIDENCE_WIDTH,
@@ -33,13 +34,21 @@ from .words import (
 MAX_TIMELINE_ROWS = 12
 
 
+def _t(text: str, style: str = "") -> Text:
+    """Log text, file names and signature fields as rich Text: never read as markup, controls made visible."""
+    return Text(printable(text), style=style)
+
+
+def _field(key: str, lang: str, value: str) -> Text:
+    return Text.assemble((label(key, lang), "bold"), printable(value))
+
 
 def _evidence(f: Finding) -> Group:
     """Context lines cut to one row each; the key line (marked >) wraps so it is read in full."""
     rows: list[Text] = []
     width = max((len(str(e.lineno)) for e in f.evidence), default=1)
     for e in f.evidence:
-        raw = e.raw.replace("\t", "    ")
+        raw = printable(e.raw.replace("\t", "    "))
         if len(raw) > EVIDENCE_WIDTH:
             raw = raw[:EVIDENCE_WIDTH] + "…"
         marker = ">" if e.key else " "
@@ -54,23 +63,23 @@ def _evidence(f: Finding) -> Group:
 
 def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Panel:
     lang = report.lang
-    tag = Text(f"{f.sig.id} · {msg(f.sig.kind, lang)} · {f.sig.severity}", style="dim")
+    tag = _t(f"{f.sig.id} · {msg(f.sig.kind, lang)} · {f.sig.severity}", style="dim")
     body: list[RenderableType] = [
         tag,
-        Text.assemble((label("where", lang), "bold"), where_text(f.first, lang)),
-        Text.assemble((label("seen", lang), "bold"), seen_text(f, lang)),
+        _field("where", lang, where_text(f.first, lang)),
+        _field("seen", lang, seen_text(f, lang)),
         Text(""),
         Text(msg("evidence", lang), style="bold"),
         _evidence(f),
         Text(""),
         Text(msg("why", lang), style="bold"),
-        Text(report.why[f.sig.id]),
+        _t(report.why[f.sig.id]),
         Text(""),
         Text(msg("remedy", lang), style="bold green"),
-        Text(report.remedy[f.sig.id]),
+        _t(report.remedy[f.sig.id]),
     ]
-    title = Text(f"{heading}{colon(lang)} {f.sig.title.get(lang)}" if lang != "zh"
-                 else f"{heading}：{f.sig.title.get(lang)}", style=f"bold {style}")
+    title = _t(f"{heading}{colon(lang)} {f.sig.title.get(lang)}" if lang != "zh"
+               else f"{heading}：{f.sig.title.get(lang)}", style=f"bold {style}")
     return Panel(Group(*body), title=title, title_align="left", border_style=style, box=box.ROUNDED)
 
 
@@ -82,11 +91,11 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
     shown: Finding | None = rc
     job = job_text(report)
     if job:
-        console.print(Text.assemble((label("job", lang), "bold"), job), style="dim")
+        console.print(_field("job", lang, job), style="dim")
     if rc is not None:
         console.print(_finding_panel(report, rc, msg("root_cause", lang), "red"))
         for line in echo_lines(report):
-            console.print(Text(line, style="dim"))
+            console.print(_t(line, style="dim"))
     elif report.only_symptoms:
         shown = next(f for f in report.findings if f.sig.kind == "symptom")
         console.print(Text(msg("no_root_cause", lang), style="bold yellow"))
@@ -112,7 +121,8 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         table.add_column(msg("count", lang), justify="right", no_wrap=True)
         table.add_column(msg("first_seen", lang), overflow="fold")
         for f in others:
-            table.add_row(msg(f.sig.kind, lang), f.sig.id, str(f.count), short_where(f.first, with_rank=True))
+            table.add_row(_t(msg(f.sig.kind, lang)), _t(f.sig.id), _t(str(f.count)),
+                          _t(short_where(f.first, with_rank=True)))
         console.print(table)
     if report.unrecognized:
         table = Table(title=msg("unrecognized", lang), title_justify="left", box=box.SIMPLE_HEAD,
@@ -124,7 +134,7 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         for u in report.unrecognized[:20]:
             message = u.message if len(u.message) <= 160 else u.message[:160] + "…"
             where = short_where(u.first, with_rank=True) + (f"\n{u.frame}" if u.frame else "")
-            table.add_row(u.exc_type, message, str(u.count), where)
+            table.add_row(_t(u.exc_type), _t(message), _t(str(u.count)), _t(where))
         console.print(table)
     rows = timeline_rows(report)
     if rows:
@@ -137,14 +147,14 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         if explained:
             table.add_column(msg("explained_by", lang), overflow="fold", max_width=22)
         for row in rows[:MAX_TIMELINE_ROWS]:
-            table.add_row(*(row if explained else row[:3]))
+            table.add_row(*(_t(cell) for cell in (row if explained else row[:3])))
         console.print(table)
         if len(rows) > MAX_TIMELINE_ROWS:
             console.print(Text(msg("more_rows", lang, n=len(rows) - MAX_TIMELINE_ROWS), style="dim"))
     if report.story is not None:
-        console.print(Text.assemble((label("verdict", lang), "bold"), report.story.verdict_reason))
+        console.print(_field("verdict", lang, report.story.verdict_reason))
         if report.failed or report.story.checkpoint:
-            console.print(Text.assemble((label("last_checkpoint", lang), "bold"), checkpoint_text(report)))
+            console.print(_field("last_checkpoint", lang, checkpoint_text(report)))
     s = report.stats
     console.print(Text(msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                            seconds=f"{s.seconds:.2f}"), style="dim"))
@@ -153,13 +163,13 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
 def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
     lang = report.lang
     body: list[RenderableType] = [
-        Text.assemble((label("where", lang), "bold"), where_text(u.first, lang)),
-        Text.assemble((label("seen", lang), "bold"), msg("times", lang, n=u.count)
-                      + (" · " + msg("on_ranks", lang, ranks=compact_ranks(u.ranks)) if u.ranks else "")),
+        _field("where", lang, where_text(u.first, lang)),
+        _field("seen", lang, msg("times", lang, n=u.count)
+               + (" · " + msg("on_ranks", lang, ranks=compact_ranks(u.ranks)) if u.ranks else "")),
     ]
     if u.frame:
-        body.append(Text.assemble((label("frame", lang), "bold"), u.frame))
-    body += [Text(""), Text(f"{u.exc_type}: {u.message}", style="bold"), Text(""),
-             Text(unrecognized_hint(u, lang))]
-    title = Text(f"{label('first_error', lang)}{u.exc_type}", style="bold yellow")
+        body.append(_field("frame", lang, u.frame))
+    body += [Text(""), _t(f"{u.exc_type}: {u.message}", style="bold"), Text(""),
+             _t(unrecognized_hint(u, lang))]
+    title = _t(f"{label('first_error', lang)}{u.exc_type}", style="bold yellow")
     return Panel(Group(*body), title=title, title_align="left", border_style="yellow", box=box.ROUNDED)
