@@ -15,9 +15,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         from .cli import main as cli_main
-    except KeyboardInterrupt:  # Ctrl-C while starting: no traceback, the status a shell expects
+
+        return cli_main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting (cli.main handles it once running): the status a shell expects
         return 130
-    return cli_main(argv)
 
 
 if __name__ == "__main__":
