@@ -1,11 +1,12 @@
 """The `diagnose` command: options → pipeline → renderer; the only place errors become exit codes.
 
 Exit status: 0 no failure found, 1 a failure found, 2 usage / input / signature-database error,
-130 interrupted.
+74 the report could not be written whole (stdout closed, disk full), 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import signal
 import sys
@@ -33,6 +34,7 @@ from .match.database import Database, load_database
 from .modes.batch import default_jobs, diagnose
 from .modes.live import LiveSession, StopLive, follow, parse_duration
 from .modes.run import run_command
+from .output import EXIT_OUTPUT, Output, encodable, stderr_or_null
 from .report.catalog import list_json, render_explain, render_list
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -184,7 +186,7 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     except _Terminated:
         code = EXIT_TERMINATED
     except StopLive:
-        code = EXIT_FAILURE
+        code = EXIT_OK if session.output_gone else EXIT_FAILURE  # main() tells a failed output
     report = session.finish()
     final_report(report, fmt, sys.stdout)
     if code == EXIT_OK:
@@ -240,6 +242,33 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `diagnose` console script and of `python -m diagnoser`."""
     args = sys.argv[1:] if argv is None else argv
     lang = lang_of(args)
+    err = stderr_or_null()
+    encodable(sys.stdout)
+    encodable(err)
+    out = Output(sys.stdout)
+    if out.error is not None and args[:1] != ["run"]:  # `diagnose run` still runs the command (report: stderr)
+        _tell(err, msg("error_prefix", lang) + msg("err_stdout_closed", lang))
+        return EXIT_OUTPUT
+    real_out, real_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, Output(err)  # type: ignore[assignment]
+    try:
+        code = _main(args, lang)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = real_out, real_err
+    if out.failed and args[:1] != ["run"]:  # the report is cut short: it must never look whole
+        _tell(err, msg("error_prefix", lang) + one_line(msg("err_output", lang, reason=out.reason())))
+        return EXIT_OUTPUT
+    return code
+
+
+def _tell(err: TextIO, line: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=err, flush=True)
+
+
+def _main(args: list[str], lang: str) -> int:
     target = app
     if args[:1] == ["run"]:
         target, args = run_app, args[1:]
@@ -266,4 +295,3 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     return int(result) if isinstance(result, int) else EXIT_OK
-

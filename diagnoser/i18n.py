@@ -155,6 +155,18 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "err_sig_id_file": {"en": "is {sig_id!r} but the file is named {name!r} (they must agree)",
                         "zh": "为 {sig_id!r}，但文件名是 {name!r}（两者必须一致）"},
     "err_sig_dup": {"en": "{sig_id!r} is also the id of {other}", "zh": "{sig_id!r} 也是 {other} 的标识"},
+    # robustness (issue 19): the output side, signature files, follow and run under stress
+    "err_stdout_closed": {"en": "standard output is closed: there is nowhere to write the report",
+                          "zh": "标准输出已关闭：报告无处可写"},
+    "err_output": {"en": "the report could not be written to standard output ({reason}): what was written is "
+                         "incomplete",
+                   "zh": "报告无法写入标准输出（{reason}）：已写出的部分不完整"},
+    "warn_passthrough": {"en": "cannot pass the command's output on ({reason}); the command runs on and is still "
+                               "diagnosed",
+                         "zh": "无法转发命令的输出（{reason}）；命令继续运行，诊断照常进行"},
+    "warn_log_failed": {"en": "{path}: cannot write the log copy ({reason}); the command runs on and is still "
+                              "diagnosed, the log stops here",
+                        "zh": "{path}：无法写入日志副本（{reason}）；命令继续运行，诊断照常进行，日志到此为止"},
     "warn_no_logs": {"en": "{path}: no log files found in this folder", "zh": "{path}：该文件夹中没有日志文件"},
     "warn_skipped_files": {"en": "{path}: skipped {n} file(s) that are binary or not logs ({sample})",
                            "zh": "{path}：跳过了 {n} 个二进制或非日志文件（{sample}）"},

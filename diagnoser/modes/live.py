@@ -87,6 +87,7 @@ class LiveSession:
         self.rank_last: dict[str, float] = {}
         self.hung = False
         self.stop = False
+        self.output_gone = False  # our own output failed (disk full, reader gone): following is pointless
         self.warn = warn
         self.last_lines: dict[str, int] = {}  # the last line of a stream read by read_stream
 
@@ -217,12 +218,18 @@ class LiveSession:
         self._text("\n".join(lines))
 
     def _text(self, text: str) -> None:
-        self.out.write(printable(text) + "\n")  # log text: its escape sequences are shown, never acted on
-        self.out.flush()
+        self._write(printable(text) + "\n")  # log text: its escape sequences are shown, never acted on
 
     def _jsonl(self, obj: dict[str, object]) -> None:
-        self.out.write(json_dumps(obj) + "\n")
+        self._write(json_dumps(obj) + "\n")
+
+    def _write(self, text: str) -> None:
+        if self.output_gone:
+            return
+        self.out.write(text)
         self.out.flush()
+        if getattr(self.out, "error", None) is not None:  # output.Output: closed, full, or its reader left
+            self.output_gone = self.stop = True  # nobody can read what follows: stop at the next line
 
 
 def _loc(event: HitEvent | UnrecognizedEvent) -> Location:

@@ -10,6 +10,7 @@ failure.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import signal
@@ -24,6 +25,7 @@ from typing import BinaryIO
 
 from ..errors import InputError
 from ..i18n import Msg
+from ..output import write_all
 from ..read.sources import MAX_LINE
 from ..search import LiteralSearch
 from .live import LiveSession, StopLive
@@ -107,13 +109,41 @@ def _pump_search(literals: frozenset[str]) -> LiteralSearch:
 
 
 class _Pump(threading.Thread):
-    """Copy one pipe of the child to our stream at once, and queue its whole lines for the diagnosis."""
+    """Copy one pipe of the child to our stream at once, and queue its whole lines for the diagnosis.
 
-    def __init__(self, fd: int, out: BinaryIO, log: BinaryIO | None, output: _Output, lock: threading.Lock) -> None:
+    Nothing stops the copy but the pipe's end: our stream or the --log file failing (closed, disk full)
+    is warned about once and that copy stops; the lines still reach the diagnosis, and the end of the pipe
+    is always told (the diagnosis would otherwise wait for it forever).
+    """
+
+    def __init__(self, fd: int, out: BinaryIO | None, log: BinaryIO | None, output: _Output, lock: threading.Lock,
+                 warn: Callable[[str], None], log_path: str | None) -> None:
         super().__init__(daemon=True)
         self.fd, self.out, self.log, self.output, self.lock = fd, out, log, output, lock
+        self.warn, self.log_path = warn, log_path
 
     def run(self) -> None:
+        try:
+            self._copy()
+        finally:
+            self.output.close()
+
+    def _pass_on(self, chunk: bytes) -> None:
+        if self.out is not None:
+            try:
+                write_all(self.out, chunk)
+            except (OSError, ValueError) as exc:
+                self.out = None  # our own output went away; the child keeps running and is still diagnosed
+                self.warn(Msg("warn_passthrough", reason=_reason(exc)))
+        if self.log is not None:
+            try:
+                with self.lock:
+                    write_all(self.log, chunk)
+            except (OSError, ValueError) as exc:
+                self.log = None
+                self.warn(Msg("warn_log_failed", path=self.log_path, reason=_reason(exc)))
+
+    def _copy(self) -> None:
         partial = b""
         skipping = False  # inside an over-long line whose head was queued: the rest is dropped
         while True:
@@ -123,15 +153,7 @@ class _Pump(threading.Thread):
                 chunk = b""
             if not chunk:
                 break
-            try:
-                self.out.write(chunk)
-                self.out.flush()
-            except (OSError, ValueError):
-                pass  # our own output went away; the child keeps running and is still diagnosed
-            if self.log is not None:
-                with self.lock:
-                    self.log.write(chunk)
-                    self.log.flush()
+            self._pass_on(chunk)
             if skipping:
                 nl = chunk.find(b"\n")
                 if nl < 0:
@@ -147,7 +169,10 @@ class _Pump(threading.Thread):
                 partial, skipping = b"", True
         if partial:
             self.output.put(partial + b"\n")
-        self.output.close()
+
+
+def _reason(exc: Exception) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
 
 
 def exit_status(returncode: int) -> int:
@@ -174,8 +199,11 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
     lock = threading.Lock()
     output = _Output(session, 2, session.db.search.body)
     assert child.stdout is not None and child.stderr is not None
-    pumps = [_Pump(child.stdout.fileno(), sys.stdout.buffer, log, output, lock),
-             _Pump(child.stderr.fileno(), sys.stderr.buffer, log, output, lock)]
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        warn(Msg("warn_passthrough", reason=os.strerror(errno.EBADF)))  # our stdout is closed
+    pumps = [_Pump(child.stdout.fileno(), out, log, output, lock, warn, log_path),
+             _Pump(child.stderr.fileno(), getattr(sys.stderr, "buffer", None), log, output, lock, warn, log_path)]
     for p in pumps:
         p.start()
 
