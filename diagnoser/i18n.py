@@ -98,6 +98,33 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "若这是已知问题，可编写特征文件让 diagnose 识别它"
         "（diagnose --signatures DIR；见 signatures/README.md）。",
     },
+    # causal roles and partial evidence (issue 16): a finding made from a cut traceback's frames alone
+    "from_frames": {
+        "en": "from the traceback's frames only (its exception line is missing: confirm in the full log)",
+        "zh": "仅根据调用栈的栈帧识别（缺少异常行：请在完整日志中确认）",
+    },
+    # diagnose learn / check-signatures (issue 16)
+    "learn_nothing": {
+        "en": "Nothing to learn: every error in this log is one a signature knows (or has no message to match).",
+        "zh": "没有可学习的内容：此日志中的错误都已有特征识别（或没有可匹配的错误信息）。",
+    },
+    "learn_wrote": {"en": "wrote {path}  (from {where}; fast-search literal: {literal!r})",
+                    "zh": "已写入 {path}（来自 {where}；快速搜索字面量：{literal!r}）"},
+    "learn_next": {
+        "en": "Next: write the TODOs (why, remedy, references, the Chinese title), then run "
+        "`diagnose check-signatures {dir}`; use it with `diagnose --signatures {dir} LOG`.",
+        "zh": "下一步：填写各处 TODO（原因、解决方法、参考链接、中文标题），然后运行 "
+        "`diagnose check-signatures {dir}`；使用方式：`diagnose --signatures {dir} LOG`。",
+    },
+    "err_learn_not_dir": {"en": "--to {path}: not a folder", "zh": "--to {path}：不是文件夹"},
+    "check_error": {"en": "error: {problem}", "zh": "错误：{problem}"},
+    "check_warning": {"en": "warning: {problem}", "zh": "警告：{problem}"},
+    "check_example_failed": {"en": "error: {path}: {where}: {problem}", "zh": "错误：{path}：{where}：{problem}"},
+    "check_summary": {
+        "en": "{sigs} signature(s), {examples} example(s): {failed} failed; {errors} lint error(s), "
+        "{warnings} warning(s).",
+        "zh": "{sigs} 条特征，{examples} 个示例：{failed} 个失败；检查错误 {errors} 个，警告 {warnings} 个。",
+    },
     "last_checkpoint": {"en": "Last checkpoint", "zh": "最近的检查点"},
     "none_seen": {"en": "none seen in the logs", "zh": "日志中未见"},
     "timeline": {"en": "Timeline", "zh": "时间线"},

@@ -122,3 +122,8 @@ def test_logger_prefix_does_not_split_the_stream() -> None:
 
 def test_strip_ansi_is_idempotent_on_plain_text() -> None:
     assert strip_ansi("plain [1] text") == "plain [1] text"
+
+
+def test_srun_label_is_stripped_and_the_rank_prefix_after_it_read() -> None:
+    line = Normalizer("x").lines(1, "4: [rank4]: RuntimeError: cuDNN Error: Tensor strides not set")[0]
+    assert line.text == "RuntimeError: cuDNN Error: Tensor strides not set" and line.rank == 4

@@ -174,3 +174,43 @@ INFO 03-14 00:01:06 [loggers.py:80] Avg prompt throughput: 0.0 tokens/s"""
     assert len(tbs) == 1 and not tbs[0].headless
     assert tbs[0].exc_type == "ray.exceptions.RayChannelTimeoutError"
     assert group("INFO: see the docs section 'Traceback (most recent call last): what it means'") == []
+
+
+def test_ray_task_error_headline_opens_a_traceback_cut_in_its_frames() -> None:
+    # Ray prints the RayTaskError headline, then the remote frames; a paste that stops in the frames still names it
+    text = """ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.actor_rollout_update_actor() (pid=289274, ip=10.0.0.1)
+  File "/opt/verl/verl/single_controller/ray/base.py", line 419, in func
+    return getattr(self.worker_dict[key], name)(*args, **kwargs)
+  File "/opt/verl/verl/workers/megatron_workers.py", line 361, in update_actor"""
+    tbs = group(text)
+    assert len(tbs) == 1 and tbs[0].exc_type == "ray.exceptions.RayTaskError(RuntimeError)"
+    assert tbs[0].message.startswith("ray::WorkerDict.actor_rollout_update_actor()") and not tbs[0].cut
+    assert tbs[0].frame.endswith("in update_actor")
+
+
+def test_ray_cxx_terminate_handler_names_type_and_message() -> None:
+    # src/ray/util/logging.cc TerminateHandler: type (mangled) and what() on one line, a stack trace after it
+    text = ("[2023-08-25 00:42:40,265 E 5623 7733] logging.cc:97: Unhandled exception: "
+            "N5boost10wrapexceptINS_6system12system_errorEEE. what(): thread: Resource temporarily unavailable "
+            "[system:11]\n[2023-08-25 00:42:40,287 E 5623 7733] logging.cc:104: Stack trace:")
+    tbs = group(text)
+    assert tbs[0].kind == "cxx"
+    assert tbs[0].exc_type == "boost::wrapexcept<boost::system::system_error>"
+    assert tbs[0].message == "thread: Resource temporarily unavailable [system:11]"
+
+
+def test_demangle_keeps_what_it_cannot_read() -> None:
+    from diagnoser.read.cxx import demangle
+
+    assert demangle("St13runtime_error") == "std::runtime_error"
+    assert demangle("N3c105ErrorE") == "c10::Error"
+    assert demangle("N3c105Error") == "N3c105Error"  # no closing E: left as printed
+    assert demangle("c10::Error") == "c10::Error"
+
+
+def test_a_cxx_backtrace_alone_is_a_cut_traceback() -> None:
+    text = """frame #6: c10d::TCPStore::TCPStore(std::string, c10d::TCPStoreOptions const&) + 0x20c (0x7fcd in /x/libtorch_cpu.so)
+frame #7: <unknown function> + 0xe486ef (0x7fcde47336ef in /x/libtorch_python.so)"""
+    tbs = group(text)
+    assert len(tbs) == 1 and tbs[0].kind == "cxx" and tbs[0].cut and tbs[0].ignored
+    assert len(tbs[0].lines) == 2

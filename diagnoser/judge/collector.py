@@ -106,7 +106,8 @@ class Collector:
                     self.kernel.append((event.sig_id, where))
             else:
                 self._moment(event.sig_id, where)
-        f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence)
+        f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence,
+                    matched_on=event.matched_on)
         if line.rank is not None:
             f.ranks.add(line.rank)
         if line.host:

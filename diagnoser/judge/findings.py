@@ -67,11 +67,16 @@ class Finding:
     ranks: set[int] = field(default_factory=set)
     hosts: set[str] = field(default_factory=set)
     sources: list[str] = field(default_factory=list)
+    matched_on: str = "lines"  # "frames": every sighting came from a cut traceback's frames alone
 
     def absorb(self, other: Finding) -> None:
         self.count += other.count
-        if earlier(other.first, self.first):
+        whole = other.matched_on == "lines" and self.matched_on == "frames"
+        # a whole match is better evidence than frames alone and replaces them; otherwise the earliest sighting stays
+        if whole or (other.matched_on == self.matched_on and earlier(other.first, self.first)):
             self.first, self.captures, self.evidence = other.first, other.captures, other.evidence
+        if whole:
+            self.matched_on = "lines"
         if earlier(self.last, other.last):
             self.last = other.last
         add_capped(self.ranks, other.ranks, MAX_RANKS)
@@ -90,6 +95,7 @@ class Unrecognized:
     count: int = 1
     ranks: set[int] = field(default_factory=set)
     lone: bool = False  # an exception line with no traceback around it
+    kind: str = "python"  # what printed it: python | cxx | fatal | signal (a traceback), or line (a lone line)
 
 
 def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: UnrecognizedEvent) -> None:
@@ -101,7 +107,8 @@ def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: Unrecog
     if known is None:
         if len(table) >= MAX_UNRECOGNIZED:
             return
-        known = table[key] = Unrecognized(event.exc_type, event.message, event.frame, where, 0, lone=lone)
+        known = table[key] = Unrecognized(event.exc_type, event.message, event.frame, where, 0, lone=lone,
+                                           kind=event.kind)
     known.count += event.count if lone else event.line.repeat  # a lone event counted its repeats already
     if earlier(where, known.first):
         known.first, known.message, known.frame = where, event.message, event.frame

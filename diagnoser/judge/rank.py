@@ -1,4 +1,5 @@
-"""Order findings by causal role (root > cascade > confirmation > teardown > advice); among roots the earliest
+"""Order findings by causal role (root > cascade > confirmation > teardown > advice), a whole match before one
+made from a cut traceback's frames alone; among roots the earliest
 first (then the graver), among the others the graver first (then the earliest); and pick the root cause: the
 earliest initiating error."""
 
@@ -13,9 +14,9 @@ ROLE_ORDER = {"root": 0, "cascade": 1, "confirmation": 2, "teardown": 3, "advice
 SEVERITY_ORDER = {"fatal": 0, "error": 1, "warning": 2, "info": 3}
 
 
-def _key(f: Finding) -> tuple[int, int]:
-    # a failure (error/fatal) of a role before a warning of the same role
-    return ROLE_ORDER[f.sig.role], 0 if f.sig.is_failure else 1
+def _key(f: Finding) -> tuple[int, int, int]:
+    # a whole match before one made from a cut traceback's frames alone; a failure (error/fatal) before a warning
+    return ROLE_ORDER[f.sig.role], 1 if f.matched_on == "frames" else 0, 0 if f.sig.is_failure else 1
 
 
 def _compare(a: Finding, b: Finding) -> int:

@@ -24,6 +24,7 @@ from .compiled import CompiledSignature as CompiledSignature
 from .compiled import FactRule as FactRule
 from .compiled import LazyPattern as LazyPattern
 from .compiled import Rule as Rule
+from .framerules import FrameRule
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
 from .parse import parse_signature
@@ -32,7 +33,6 @@ from .schema import Condition, Signature, placeholder_names
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
 
 MAX_FILE_BYTES = 1 << 20
-DEFAULT_WINDOW = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,7 @@ class Database:
     max_window: int = 0
     cond_keys: dict[int, str] = field(default_factory=dict)  # id(condition) -> a name stable across processes
     file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...] = ()
+    frame_rules: tuple[FrameRule, ...] = ()  # read when a traceback closes with no exception line
 
     def by_id(self) -> dict[str, Signature]:
         """Each signature under its id (what a Collector labels its findings with)."""
@@ -183,6 +184,7 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
     compiled: list[CompiledSignature] = []
     rules: list[Rule] = []
     facts: list[FactRule] = []
+    frame_rules: list[FrameRule] = []
     sigs = list(signatures)
     known = {s.id for s in sigs}
     for index, sig in enumerate(sigs):
@@ -198,6 +200,7 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
                         conds_all + tuple(c.condition(x, sig.path, f"{where}.all[{k}]") for k, x in enumerate(own_all)),
                         conds_not + tuple(c.condition(x, sig.path, f"{where}.not[{k}]") for k, x in enumerate(own_not)))
             sig_rules.append(rule)
+        frame_rules += FrameRule.compile_all(sig, index, c.pattern)
         for name, patterns in sig.facts:
             for j, pattern in enumerate(patterns):
                 where = f"facts.{name}[{j}]"
@@ -225,7 +228,7 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
     window = max((cs.window for cs in compiled), default=0)
     conds = tuple(file_conds.values())
     return Database(tuple(compiled), tuple(rules), tuple(facts), _search_index(rules, facts, conds), window, keys,
-                    conds)
+                    conds, tuple(frame_rules))
 
 
 def _literals(gate: Gate | None) -> GateSpec:

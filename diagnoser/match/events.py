@@ -21,6 +21,7 @@ class HitEvent:
     line: LogLine
     captures: dict[str, str]
     evidence: tuple[EvidenceLine, ...]
+    matched_on: str = "lines"  # "frames": recognised from a cut traceback's frames alone (see match.frames)
 
 
 @dataclass(frozen=True, slots=True)

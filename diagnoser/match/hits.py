@@ -202,7 +202,7 @@ class HitDecider:
             self.emit(HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p)))
         if book is not None:
             book.pending -= 1
-            if accepted:
+            if accepted and not _leaves_unexplained(cs, p):
                 book.accepted += 1
             if book.closed and book.pending == 0:
                 self._retire(book)
@@ -222,3 +222,10 @@ class HitDecider:
         out.append(EvidenceLine(p.line.lineno, p.line.raw, True))
         out.extend(EvidenceLine(x.lineno, x.raw, False) for x in after)
         return tuple(out)
+
+
+def _leaves_unexplained(cs: CompiledSignature, p: Pending) -> bool:
+    """A teardown or advice finding never explains an error: a C++ `terminate called ...` whose `what():` message no
+    signature knows is still an unrecognised error with that message, beside the finding that the process aborted."""
+    tb = p.tb
+    return tb is not None and cs.sig.role in ("teardown", "advice") and tb.kind == "cxx" and bool(tb.message)

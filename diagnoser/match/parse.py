@@ -58,7 +58,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         raise r.fail("only_with_failure", "must be true or false")
 
     match = r.mapping(doc["match"], "match")
-    r.only(match, "match", ("any", "all", "not"))
+    r.only(match, "match", ("any", "all", "not", "frames"))
     if "any" not in match:
         raise r.fail("match.any", "missing")
     any_, any_literals, any_all, any_not = _parse_any(r, match["any"])
@@ -70,6 +70,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         raise r.fail("match.not", f"must be a list, not {type_name(not_raw)}")
     all_ = tuple(r.condition(c, f"match.all[{i}]", "traceback") for i, c in enumerate(all_raw))
     not_ = tuple(r.condition(c, f"match.not[{i}]", "line") for i, c in enumerate(not_raw))
+    frames = r.frames(match["frames"], "match.frames") if "frames" in match else ()
 
     facts_raw = r.mapping(doc.get("facts") or {}, "facts")
     facts: list[tuple[str, tuple[str, ...]]] = []
@@ -102,7 +103,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         any=any_, any_literals=any_literals, any_all=any_all, any_not=any_not, all=all_, not_=not_,
         facts=tuple(facts), why=why, remedy=remedy, references=references,
         falsepositives=falsepositives, examples_match=ex_match, examples_no_match=ex_no,
-        todo=todo, path=path, role=role,
+        todo=todo, path=path, role=role, frames=frames,
     )
 
 

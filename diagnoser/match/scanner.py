@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from ..read.frames import frames_of
 from ..read.grouper import STALE_TB, TracebackGrouper
 from ..read.lone import LONE_KEEP, LONE_TAIL, lone_error
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
@@ -17,8 +18,10 @@ from ..read.traceback import TracebackRecord
 from .database import Database
 from .events import (
     Event,
+    EvidenceLine,
     FactEvent,
     FileSeenEvent,
+    HitEvent,
     UnrecognizedEvent,
 )
 from .hits import CONTEXT_AFTER, CONTEXT_REACH, FOREVER, HitDecider, Pending, TracebackBook
@@ -179,7 +182,36 @@ class SourceScanner(HitDecider):
     def _retire(self, book: TracebackBook) -> None:
         self.books.pop(book.record.tb_id, None)
         tb = book.record
+        if book.accepted == 0 and tb.cut and not tb.at_exit and not book.deferred and self._frame_hits(tb):
+            return
         # Ray's log dedup: "Traceback ... [repeated 7x across cluster]" with no body echoes tracebacks shown once
         echo = tb.first.repeat > 1 and tb.exc_type == "?"
         if book.accepted == 0 and not tb.ignored and not echo:
             self.emit(UnrecognizedEvent(tb.exc_type, tb.message, tb.frame, tb.first, tb.kind, tuple(book.deferred)))
+
+    def _frame_hits(self, tb: TracebackRecord) -> bool:
+        """A traceback that closed with no exception line: the signatures whose `match.frames` its frames hold.
+        Each is a hit made from frames alone (it ranks below a whole match); evidence is the frames it matched."""
+        rules = self.db.frame_rules
+        if not rules:
+            return False
+        frames = frames_of(tb.lines)
+        if not frames:
+            return False
+        done: set[int] = set()
+        for rule in rules:
+            if rule.sig_index in done:
+                continue
+            got = rule.match(frames, self.matcher.timeout)
+            if got is None:
+                continue
+            found, captures = got
+            cs = self.db.signatures[rule.sig_index]
+            if any(c.cond.scope == "traceback" and self.matcher.condition(c, x.text, cs.sig.id) is not None
+                   for c in cs.not_ for x in tb.lines):
+                continue  # the signature's own look-alike inside this traceback
+            done.add(rule.sig_index)
+            key = found[-1].line
+            evidence = tuple(EvidenceLine(f.line.lineno, f.line.raw, f.line is key) for f in found[-4:])
+            self.emit(HitEvent(cs.sig.id, key, captures, evidence, "frames"))
+        return bool(done)

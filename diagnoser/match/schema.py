@@ -19,6 +19,7 @@ KIND_ROLES = {"cause": ("root",), "symptom": ("cascade", "confirmation", "teardo
 SEVERITIES = ("fatal", "error", "warning", "info")
 VERDICTS = ("restart", "fix-then-restart", "investigate")
 SCOPES = ("line", "traceback", "window", "file")
+MATCHED_ON = ("lines", "frames")
 WHEN_OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "present")
 
 # The order the fields are written in; the database lint holds built-in files to it.
@@ -63,6 +64,15 @@ class Condition:
 
 
 @dataclass(frozen=True, slots=True)
+class FramePattern:
+    """One frame of a `match.frames` sequence: regexes searched in the frame's file and in its function name
+    (an empty one matches any)."""
+
+    file: str = ""
+    function: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class WhenTest:
     name: str
     op: str
@@ -84,6 +94,7 @@ class Example:
     text: str
     captures: Mapping[str, str] = field(default_factory=dict)
     remedy_contains: tuple[str, ...] = ()
+    matched_on: str = ""  # "frames": the example must be recognised from its frames alone; "lines": from a line
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +124,8 @@ class Signature:
     todo: tuple[str, ...]
     path: str
     role: str = ""  # root | cascade | confirmation | teardown | advice; "" = the default of its kind
+    # `match.frames`: sequences of frames (outermost first) that recognise a traceback cut before its exception line
+    frames: tuple[tuple[FramePattern, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.role:

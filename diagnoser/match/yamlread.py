@@ -6,7 +6,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SignatureError
-from .schema import FILTERS, NAME_RE, PLACEHOLDER_RE, WHEN_OPS, Condition, Example, Text, WhenTest
+from .schema import (
+    FILTERS,
+    MATCHED_ON,
+    NAME_RE,
+    PLACEHOLDER_RE,
+    WHEN_OPS,
+    Condition,
+    Example,
+    FramePattern,
+    Text,
+    WhenTest,
+)
 
 
 class YamlReader:
@@ -136,14 +147,37 @@ class YamlReader:
                 raise self.fail(where, "must not be empty")
             return Example(value)
         data = self.mapping(value, where)
-        self.only(data, where, ("text", "captures", "remedy_contains"))
+        self.only(data, where, ("text", "captures", "remedy_contains", "matched_on"))
         if "text" not in data:
             raise self.fail(f"{where}.text", "missing")
         text = self.string(data["text"], f"{where}.text")
         captures_raw = self.mapping(data.get("captures") or {}, f"{where}.captures")
         captures = {k: self.string(v, f"{where}.captures.{k}", allow_empty=True) for k, v in captures_raw.items()}
         contains = self.strings(data.get("remedy_contains"), f"{where}.remedy_contains")
-        return Example(text, captures, contains)
+        matched_on = self.choice(data["matched_on"], f"{where}.matched_on", MATCHED_ON) if "matched_on" in data else ""
+        return Example(text, captures, contains, matched_on)
+
+    def frames(self, value: object, where: str) -> tuple[tuple[FramePattern, ...], ...]:
+        """`match.frames`: a list of frame sequences, each a list of `{file, function}` (regexes; one may be left
+        out), outermost call first."""
+        if not isinstance(value, list) or not value:
+            raise self.fail(where, "must list at least one sequence of frames")
+        out: list[tuple[FramePattern, ...]] = []
+        for i, seq in enumerate(value):
+            if not isinstance(seq, list) or not seq:
+                raise self.fail(f"{where}[{i}]", "must be a list of frames ({file, function}), outermost call first")
+            frames: list[FramePattern] = []
+            for j, item in enumerate(seq):
+                at = f"{where}[{i}][{j}]"
+                data = self.mapping(item, at)
+                self.only(data, at, ("file", "function"))
+                if not data:
+                    raise self.fail(at, "give a file or a function regex (or both)")
+                frames.append(FramePattern(self.string(data["file"], f"{at}.file") if "file" in data else "",
+                                           self.string(data["function"], f"{at}.function") if "function" in data
+                                           else ""))
+            out.append(tuple(frames))
+        return tuple(out)
 
 
 def type_name(value: object) -> str:

@@ -1,7 +1,8 @@
 """Run a signature's own examples: the test every signature gets (built-in ones in the test suite, a user's folder
 in `diagnose check-signatures`), in one place so both run exactly the same checks.
 
-A `match` example must match its own signature alone (with the captures it lists) and, through the whole
+A `match` example must match its own signature alone (with the captures it lists; from the traceback's frames alone
+when it says `matched_on: frames`) and, through the whole
 database, rank that signature first; its remedy must hold what `remedy_contains` lists, and the Chinese report must
 have a why and a remedy. A `no_match` example must not match.
 """
@@ -55,6 +56,8 @@ def check_example(db: Database, case: ExampleCase, alone: Database | None = None
     for name, value in example.captures.items():
         if found.captures.get(name) != value:
             return f"capture {name}: {found.captures.get(name)!r} != {value!r}"
+    if example.matched_on and found.matched_on != example.matched_on:
+        return f"recognised from its {found.matched_on}, the example says from its {example.matched_on}"
     report = diagnose_text(db, example.text)
     ranked = [f.sig.id for f in report.findings]
     if cs.sig.only_with_failure:

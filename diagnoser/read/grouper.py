@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .cxx import RAY_UNHANDLED_CXX, demangle
+from .frames import CXX_FRAME, RICH_FRAME, is_frame_start
 from .normalize import LogLine
 from .traceback import (
     CXX_START,
@@ -20,6 +22,7 @@ from .traceback import (
     MAX_BLANKS,
     MAX_CONTINUATION,
     NEW_RECORD,
+    RAY_TASK_ERROR,
     RAY_UNHANDLED,
     SIGNAL_START,
     WATCHDOG_EXC,
@@ -92,7 +95,7 @@ class TracebackGrouper:
         self._close(st)
         self._next_id += 1
         tb = TracebackRecord(self._next_id, line, kind)
-        tb.ignored = bool(IGNORED.match(st.prev_text))
+        tb.ignored = tb.at_exit = bool(IGNORED.match(st.prev_text))
         tb.add(line)
         st.tb = tb
         st.cont = 0
@@ -104,6 +107,9 @@ class TracebackGrouper:
             tb = st.tb
             st.tb = None
             st.state = IDLE
+            # no exception line: cut off, or frames alone; only a signature's `match.frames` can still read it
+            tb.cut = tb.kind in ("python", "cxx") and (not tb.exc_type or tb.exc_type == "?"
+                                                       or not EXC_NAME.search(tb.exc_type))
             # frames with neither header nor an exception line (a printed stack, `logging` stack_info, then
             # the next log line): not a failure
             if tb.headless and not EXC_NAME.search(tb.exc_type):
@@ -120,13 +126,17 @@ class TracebackGrouper:
             tb = self._start(st, line)
             st.state = FRAMES
             return tb
-        if kind == "frame":
-            m = FRAME.match(text)
-            if m is not None and m.group("func") is not None:  # faulthandler's "line N in f" is a stack dump
-                tb = self._start(st, line)
-                tb.headless = True
-                st.state = FRAMES
-                return self._frames(st, line, kind, added=True)
+        if kind == "frame" and is_frame_start(text):  # faulthandler's "line N in f" (no comma) is a stack dump
+            tb = self._start(st, line)
+            tb.headless = True
+            st.state = FRAMES
+            return self._frames(st, line, kind, added=True)
+        if text.startswith("frame #") and CXX_FRAME.match(text):
+            # a C++ backtrace whose exception line was cut off above it (c10's "frame #6: c10d::TCPStore::...")
+            tb = self._start(st, line, "cxx")
+            tb.headless = True
+            st.state = EXC
+            return tb
         if "terminated with exception: " in text:
             m = WATCHDOG_EXC.search(text)
             if m is not None:
@@ -143,6 +153,20 @@ class TracebackGrouper:
             if m is not None:
                 tb = self._start(st, line, "cxx")
                 tb.exc_type = m.group("type")
+                st.state = EXC
+                return tb
+        if "Unhandled exception: " in text:
+            m = RAY_UNHANDLED_CXX.search(text)
+            if m is not None:  # Ray's C++ terminate handler: the type and what() on one line, a stack trace after
+                tb = self._start(st, line, "cxx")
+                tb.exc_type, tb.message = demangle(m.group("type")), m.group("msg").strip()
+                st.state = EXC
+                return tb
+        if "Error(" in text:
+            m = RAY_TASK_ERROR.match(text)
+            if m is not None:  # the remote frames and the remote exception line follow (see _exc: frames)
+                tb = self._start(st, line)
+                tb.exc_type, tb.message = m.group("type"), m.group("msg").strip()
                 st.state = EXC
                 return tb
         if text.startswith("Fatal Python error: "):
@@ -171,10 +195,10 @@ class TracebackGrouper:
         if kind == "frame":
             if not added:
                 tb.add(line)
-            m = FRAME.match(line.text)
+            m = FRAME.match(line.text) or RICH_FRAME.match(line.text)
             if m is not None:
                 func = (m.group("func") or "").strip()
-                tb.frame = f"{m.group('file')}:{m.group('line')}" + (f" in {func}" if func else "")
+                tb.frame = f"{m.group('file') or ''}:{m.group('line')}" + (f" in {func}" if func else "")
             st.state = AFTER_FRAME
             return tb
         if kind in ("indented", "blank"):
@@ -227,7 +251,8 @@ class TracebackGrouper:
         if st.cont >= MAX_CONTINUATION or line.has_prefix_time or NEW_RECORD.match(text):
             self._close(st)
             return self._idle(st, line, kind)
-        st.cont += 1
+        if not (text.startswith("frame #") and CXX_FRAME.match(text)):  # a C++ backtrace runs as long as it is
+            st.cont += 1
         tb.add(line)
         return tb
 

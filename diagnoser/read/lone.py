@@ -11,8 +11,15 @@ import regex
 # It counts only near the end of its source (a recovered error mid-run is not the failure), when no signature
 # matched the line, and the report shows it only when nothing else explains the log.
 LONE_LITERALS = ("Error: ", "Exception: ", "Check failed: ")
-_LONE = regex.compile(r"^(?P<type>(?:[A-Za-z_]\w{0,63}\.){0,8}(?:[A-Z]\w{0,79}Error|(?:[A-Z]\w{0,79})?Exception)): "
-                      r"(?P<msg>\S.*)")
+_TYPE = r"(?P<type>(?:[A-Za-z_]\w{0,63}\.){0,8}(?:[A-Z]\w{0,79}Error|(?:[A-Z]\w{0,79})?Exception)): (?P<msg>\S.*)"
+_LONE = regex.compile("^" + _TYPE)
+_LONE_AT = regex.compile(_TYPE)  # matched at a position: the exception after a prefix nobody listed
+# A prefix the normaliser does not know (a logger's own "2024-05-01 10:00:00 | ERROR | mod:fn:12 - ", a rank tag that
+# is not a number, spdlog's "[error] ") ends in a bracket, colon, bar, arrow or dash before the exception's name;
+# prose ("failed with ValueError: ...") does not. An exception logged at info or warning level was handled.
+_PREFIX_END = regex.compile(r"(?:[\]:|>)}]|\s[-|])\s*$")
+_HANDLED = regex.compile(r"(?i)\b(?:info|debug|warn|warning|notice|trace)\b")
+MAX_PREFIX = 200
 _CHECK = regex.compile(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed): (?P<msg>\S.*)")
 # Ray prints this CHECK at interpreter exit of runs that went well (the core worker was already shut down)
 _BENIGN_CHECK = "Check failed: core_worker_process "
@@ -31,7 +38,31 @@ def lone_error(text: str, raw: str | None = None) -> regex.Match[str] | None:
         m = _LONE.match(text)
         if m is not None:
             return m
+        m = _behind_prefix(text)
+        if m is not None:
+            return m
     at = text.find("Check failed: ")
     if at < 0 or (raw is not None and "Check failed: " not in raw) or _BENIGN_CHECK in text:
         return None
     return _CHECK.search(text, max(0, at - 40))
+
+
+def _behind_prefix(text: str) -> regex.Match[str] | None:
+    """The exception line after a prefix nobody listed: the first `Error: ` / `Exception: ` in the line's head, read
+    back to the start of the exception's name, with a prefix before it that ends like one."""
+    for literal in ("Error: ", "Exception: "):
+        at = text.find(literal, 0, MAX_PREFIX + 160)
+        if at < 0:
+            continue
+        start = at
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
+            start -= 1
+        if start == 0 or start > MAX_PREFIX:
+            continue
+        prefix = text[:start]
+        if not _PREFIX_END.search(prefix) or _HANDLED.search(prefix):
+            continue
+        m = _LONE_AT.match(text, start)
+        if m is not None:
+            return m
+    return None

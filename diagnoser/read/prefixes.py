@@ -105,6 +105,9 @@ RAY_SVC_RE = regex.compile(
 RANK_RE = regex.compile(r"^\[[Rr]ank\s?(?P<rank>\d+)\]:\s?")
 ROLE_RE = regex.compile(r"^\[(?!rank\d)(?P<role>[A-Za-z_][\w\-]*?)(?P<lrank>\d+)\]:\s?")
 MPI_RE = regex.compile(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
+# Slurm `srun --label`: the task number before each line of its output ("4: [rank4]: ..."); it says nothing
+# about the stream a pasted numbered listing would also have, so it is read as a logger prefix, not a transport
+SRUN_RE = regex.compile(r"^\d{1,5}: (?=\S)")
 PDSH_RE = regex.compile(
     r"^(?P<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[A-Za-z][\w-]*-)?(?:master|worker|node)-\d+[\w-]*): "
 )
@@ -114,6 +117,6 @@ PDSH_RE = regex.compile(
 TRANSPORT = frozenset({RAY_RE, RAY_SVC_RE, RANK_RE, ROLE_RE, MPI_RE, PDSH_RE})
 BRACKET = (ISO_RE, GLOG_RE, OLD_C10_RE, DMESG_T_RE, DMESG_RE, RANK_RE, MPI_RE, ROLE_RE, ROLL_RE)
 PAREN = (RAY_RE, RAY_SVC_RE)
-DIGIT = (ISO_RE, PDSH_RE)
+DIGIT = (ISO_RE, PDSH_RE, SRUN_RE)
 ALPHA = (GLOG_RE, VLLM_RE, CHATLEARN_RE, SYSLOG_RE, PDSH_RE)
 MAX_PREFIXES = 8

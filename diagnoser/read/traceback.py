@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from .frames import RICH_END, RICH_FRAME, RICH_START
 from .normalize import LogLine
 
 MAX_TB_LINES = 400  # lines kept per traceback (head and tail survive)
@@ -24,6 +25,10 @@ TB_START_TAIL = regex.compile(r"[:.]\s+Traceback \(most recent call last\):\s*$"
 # then the remote frames and the exception line, with no "Traceback" header.
 RAY_UNHANDLED = regex.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\)")
 CXX_START = regex.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+# Ray's RayTaskError / RayActorError headline ("ray.exceptions.RayTaskError(RuntimeError): ray::W.f() (pid=..)"), which
+# Ray prints before the remote frames and the remote exception line: a paste cut inside the frames still names it
+RAY_TASK_ERROR = regex.compile(r"^(?P<type>(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\([\w.]{1,100}\)): "
+                               r"(?P<msg>ray::.*)")
 FATAL_START = regex.compile(r"^Fatal Python error: (?P<msg>.*)")
 SIGNAL_START = regex.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) received at time=")
 FRAME = regex.compile(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
@@ -60,6 +65,8 @@ class TracebackRecord:
     last_lineno: int = 0
     ignored: bool = False  # "Exception ignored in ..." at interpreter exit: not a failure
     headless: bool = False  # began at a frame (the "Traceback" header was cut off or never printed)
+    at_exit: bool = False  # "Exception ignored in ...": printed at interpreter exit, never a failure
+    cut: bool = False  # closed with no exception line (cut off, or frames alone): only its frames can tell
 
     def add(self, line: LogLine) -> None:
         self.last_lineno = line.lineno
@@ -90,10 +97,15 @@ def classify(text: str) -> str:
         return "blank"
     if TB_START.match(text):
         return "tb_start"
-    if "Traceback (most" in text and TB_START_TAIL.search(text):
+    if "Traceback (most" in text and (TB_START_TAIL.search(text) or RICH_START.match(text)):
         return "tb_start"
     if FRAME.match(text):
         return "frame"
+    if text[0] in "│╰":  # rich.traceback's box: a frame's own line, or the code and frame around it
+        if RICH_FRAME.match(text):
+            return "frame"
+        if text[0] == "│" or RICH_END.match(text):
+            return "indented"
     if CHAIN.match(text):
         return "chain"
     if text[0] in " \t":
@@ -104,5 +116,5 @@ def classify(text: str) -> str:
 GROUPER_LITERALS = (
     "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",
     "Fatal Python error: ", "*** SIG", "Exception ignored in", "Unhandled error (suppress with",
-    'File "', "terminated with exception: ",
+    'File "', "terminated with exception: ", "frame #", "│", "╰─", "Error(", "Unhandled exception: ",
 )

@@ -88,6 +88,9 @@ def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
         console.print(_t(f"  and ({c.scope}{' ' + str(c.lines) if c.lines else ''}): {c.pattern}"))
     for c in sig.not_:
         console.print(_t(f"  not ({c.scope}{' ' + str(c.lines) if c.lines else ''}): {c.pattern}"))
+    for seq in sig.frames:
+        calls = " → ".join(f"{fp.file or '*'}:{fp.function or '*'}" for fp in seq)
+        console.print(_t(f"  or frames: {calls}"))
     console.print()
     console.print(_t(msg("references", lang), style="bold"))
     for ref in sig.references:

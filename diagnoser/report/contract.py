@@ -28,6 +28,7 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
         "evidence": [e.raw[:MAX_EVIDENCE_CHARS] for e in f.evidence],
         "evidence_lines": [e.lineno for e in f.evidence],
         "symptom_of": list(f.sig.symptom_of),
+        "matched_on": f.matched_on,
     }
 
 

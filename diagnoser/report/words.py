@@ -47,6 +47,8 @@ def seen_text(f: Finding, lang: str) -> str:
         parts.append(msg("on_hosts", lang, hosts=", ".join(sorted(f.hosts)[:8])))
     if len(f.sources) > 1:
         parts.append(f"{len(f.sources)} files")
+    if f.matched_on == "frames":
+        parts.append(msg("from_frames", lang))
     return " · ".join(parts)
 
 

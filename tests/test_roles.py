@@ -1,0 +1,84 @@
+"""Causal roles and partial evidence in a report: a SIGKILL with no memory message is killed by a signal, a `Killed`
+after an engine's own shutdown is teardown, a C++ `what()` message is the error, exceptions behind prefixes nobody
+listed are read."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnoser.match.database import Database
+from diagnoser.modes.batch import diagnose_text
+from diagnoser.read.lone import lone_error
+
+KERNEL_OOM = ("[44930.378157] Memory cgroup out of memory: Killed process 59249 (python) total-vm:38974820kB, "
+              "anon-rss:98544kB, file-rss:319140kB, shmem-rss:6144kB")
+BASH_KILLED = "run.sh: line 12: 17783 Killed                  python train.py"
+
+
+def ids(db: Database, text: str) -> tuple[str | None, list[str]]:
+    report = diagnose_text(db, text)
+    return (report.root_cause.sig.id if report.root_cause else None), [f.sig.id for f in report.findings]
+
+
+def test_a_sigkill_without_memory_evidence_is_not_host_oom(db: Database) -> None:
+    root, found = ids(db, BASH_KILLED)
+    assert root is None and found == ["killed-by-signal"]
+
+
+def test_a_sigkill_with_memory_evidence_confirms_host_oom(db: Database) -> None:
+    root, found = ids(db, KERNEL_OOM + "\n" + BASH_KILLED)
+    assert root == "host-oom-killed" and found == ["host-oom-killed", "killed-by-signal"]
+    report = diagnose_text(db, KERNEL_OOM + "\n" + BASH_KILLED)
+    assert report.findings[1].sig.role == "confirmation"
+
+
+def test_killed_after_an_engine_shutdown_is_teardown(db: Database) -> None:
+    # SGLang's launcher SIGKILLs its own process tree after a child failed (engine.py sigquit_handler)
+    text = ("AssertionError: fp8 tensor core is not supported in fa2 backend\n\n"
+            "[2026-03-13 14:24:23] Received sigquit from a child process. It usually means the child failed.\n"
+            "Killed")
+    report = diagnose_text(db, text)
+    assert report.root_cause is None and [f.sig.id for f in report.findings] == ["killed-in-teardown"]
+    assert report.findings[0].sig.role == "teardown" and not report.findings[0].sig.is_failure
+    assert report.unrecognized[0].exc_type == "AssertionError"
+    assert not report.only_symptoms  # the unrecognised error is the headline, not the teardown
+
+
+def test_the_what_message_of_a_cxx_terminate_is_the_error(db: Database) -> None:
+    text = ("terminate called after throwing an instance of 'c10::Error'\n"
+            "  what():  CUDA error: initialization error\n"
+            "Exception raised from insert_events at /pytorch/c10/cuda/CUDACachingAllocator.cpp:717 "
+            "(most recent call first):")
+    report = diagnose_text(db, text)
+    assert [(u.exc_type, u.message) for u in report.unrecognized] == [("c10::Error", "CUDA error: initialization error")]
+    assert [f.sig.id for f in report.findings] == ["process-aborted"] and not report.only_symptoms
+
+
+def test_a_known_what_message_is_its_signature(db: Database) -> None:
+    text = ("terminate called after throwing an instance of 'c10::Error'\n"
+            "  what():  CUDA error: an illegal memory access was encountered")
+    root, _ = ids(db, text)
+    assert root == "cuda-illegal-memory-access"
+    assert not diagnose_text(db, text).unrecognized
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("4: [rank4]: RuntimeError: cuDNN Error: Tensor strides not set", ("RuntimeError", "cuDNN Error: Tensor strides not set")),
+    ("2024-05-01 10:00:00.123 | ERROR    | trainer:step:12 - ValueError: bad shape", ("ValueError", "bad shape")),
+    ("[2024-05-01 10:00:00.123] [worker] [error] RuntimeError: boom", ("RuntimeError", "boom")),
+    ("[trainer-a]: KeyError: 'rename_key_'", ("KeyError", "'rename_key_'")),
+    ("the job failed with ValueError: bad shape", None),  # prose, not a prefix
+    ("2024-05-01 10:00:00 | INFO | retrying after ValueError: bad shape", None),  # logged as handled
+])
+def test_an_exception_behind_a_prefix_nobody_listed(line: str, expected: tuple[str, str] | None) -> None:
+    m = lone_error(line)
+    assert (m.group("type"), m.group("msg")) == expected if expected else m is None
+
+
+def test_advice_is_never_the_root_cause(db: Database) -> None:
+    from diagnoser.judge.findings import Finding, Location
+    from diagnoser.judge.rank import rank_findings, root_cause
+
+    advice = next(cs.sig for cs in db.signatures if cs.sig.role == "advice")
+    loc = Location("a.log", 1)
+    assert root_cause(rank_findings([Finding(advice, 1, loc, loc, {}, ())])) is None
