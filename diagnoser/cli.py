@@ -36,6 +36,7 @@ from .modes.live import LiveSession, StopLive, follow, parse_duration
 from .modes.run import run_command
 from .output import EXIT_OUTPUT, Output, encodable, stderr_or_null
 from .report.catalog import list_json, render_explain, render_list
+from .teach import check_app, learn_app
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -272,6 +273,10 @@ def _main(args: list[str], lang: str) -> int:
     target = app
     if args[:1] == ["run"]:
         target, args = run_app, args[1:]
+    elif args[:1] == ["learn"]:
+        target, args = learn_app, args[1:]
+    elif args[:1] == ["check-signatures"]:
+        target, args = check_app, args[1:]
     command = typer.main.get_command(target)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)  # stop the workers (engine.py) and exit 143
     try:
