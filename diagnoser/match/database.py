@@ -184,7 +184,6 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
     compiled: list[CompiledSignature] = []
     rules: list[Rule] = []
     facts: list[FactRule] = []
-    frame_rules: list[FrameRule] = []
     sigs = list(signatures)
     known = {s.id for s in sigs}
     for index, sig in enumerate(sigs):
@@ -200,7 +199,6 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
                         conds_all + tuple(c.condition(x, sig.path, f"{where}.all[{k}]") for k, x in enumerate(own_all)),
                         conds_not + tuple(c.condition(x, sig.path, f"{where}.not[{k}]") for k, x in enumerate(own_not)))
             sig_rules.append(rule)
-        frame_rules += FrameRule.compile_all(sig, index, c.pattern)
         for name, patterns in sig.facts:
             for j, pattern in enumerate(patterns):
                 where = f"facts.{name}[{j}]"
@@ -228,7 +226,7 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
     window = max((cs.window for cs in compiled), default=0)
     conds = tuple(file_conds.values())
     return Database(tuple(compiled), tuple(rules), tuple(facts), _search_index(rules, facts, conds), window, keys,
-                    conds, tuple(frame_rules))
+                    conds, tuple(fr for cs in compiled for fr in FrameRule.compile_all(cs.sig, cs.index, c.pattern)))
 
 
 def _literals(gate: Gate | None) -> GateSpec:
