@@ -270,13 +270,9 @@ def _tell(err: TextIO, line: str) -> None:
 
 
 def _main(args: list[str], lang: str) -> int:
-    target = app
-    if args[:1] == ["run"]:
-        target, args = run_app, args[1:]
-    elif args[:1] == ["learn"]:
-        target, args = learn_app, args[1:]
-    elif args[:1] == ["check-signatures"]:
-        target, args = check_app, args[1:]
+    target = {"run": run_app, "learn": learn_app, "check-signatures": check_app}.get(args[0] if args else "", app)
+    if target is not app:
+        args = args[1:]
     command = typer.main.get_command(target)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)  # stop the workers (engine.py) and exit 143
     try:

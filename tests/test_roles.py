@@ -69,6 +69,9 @@ def test_a_known_what_message_is_its_signature(db: Database) -> None:
     ("[trainer-a]: KeyError: 'rename_key_'", ("KeyError", "'rename_key_'")),
     ("the job failed with ValueError: bad shape", None),  # prose, not a prefix
     ("2024-05-01 10:00:00 | INFO | retrying after ValueError: bad shape", None),  # logged as handled
+    # Ray's raylet quoting the error it handled (a sentence before it, not a prefix)
+    ("node_manager.cc:628: Failed to send exit request to worker : RpcError: RPC error: Socket closed rpc_code: 14.",
+     None),
 ])
 def test_an_exception_behind_a_prefix_nobody_listed(line: str, expected: tuple[str, str] | None) -> None:
     m = lone_error(line)

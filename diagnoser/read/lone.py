@@ -19,6 +19,10 @@ _LONE_AT = regex.compile(_TYPE)  # matched at a position: the exception after a 
 # prose ("failed with ValueError: ...") does not. An exception logged at info or warning level was handled.
 _PREFIX_END = regex.compile(r"(?:[\]:|>)}]|\s[-|])\s*$")
 _HANDLED = regex.compile(r"(?i)\b(?:info|debug|warn|warning|notice|trace)\b")
+# prefixes are made of stamps, tags and names (digits, brackets, colons, dots); a sentence ("Failed to send exit
+# request to worker : RpcError: ...") quotes an error it handled. A logger's name may be one plain word.
+_WORD = regex.compile(r"(?<!\S)[A-Za-z]+[:,]?(?!\S)")
+_LEVELS = frozenset(("ERROR", "FATAL", "CRITICAL", "ERR", "error", "fatal", "critical"))
 MAX_PREFIX = 200
 _CHECK = regex.compile(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed): (?P<msg>\S.*)")
 # Ray prints this CHECK at interpreter exit of runs that went well (the core worker was already shut down)
@@ -60,9 +64,14 @@ def _behind_prefix(text: str) -> regex.Match[str] | None:
         if start == 0 or start > MAX_PREFIX:
             continue
         prefix = text[:start]
-        if not _PREFIX_END.search(prefix) or _HANDLED.search(prefix):
+        if not _PREFIX_END.search(prefix) or _HANDLED.search(prefix) or _prose(prefix):
             continue
         m = _LONE_AT.match(text, start)
         if m is not None:
             return m
     return None
+
+
+def _prose(prefix: str) -> bool:
+    words = [w.rstrip(":,") for w in _WORD.findall(prefix)]
+    return sum(1 for w in words if w not in _LEVELS) > 1
