@@ -19,23 +19,35 @@ import typer
 from . import __version__
 from .console import (
     Format,
+    Lang,
+    RayAddress,
+    RayPaths,
+    RayTimeout,
+    Signatures,
     Warner,
     choose_language,
     emit_report,
+    explain_signature,
     final_report,
     input_sources,
     lang_of,
+    live_session,
     one_line,
+    parse_duration_option,
+    ray_target,
     use_color,
 )
 from .errors import DiagnoserError, InputError, UsageError
 from .i18n import Msg, localized, msg
-from .match.database import Database, load_database
+from .match.database import load_database
 from .modes.batch import default_jobs, diagnose
-from .modes.live import LiveSession, StopLive, follow, parse_duration
+from .modes.live import StopLive, follow
+from .modes.ray import RayTarget, diagnose_cluster
+from .modes.ray_follow import follow_cluster
 from .modes.run import run_command
 from .output import EXIT_OUTPUT, Output, encodable, stderr_or_null
-from .report.catalog import list_json, render_explain, render_list
+from .report.catalog import list_json, render_list
+from .report.nodes import NodeState
 from .teach import check_app, learn_app
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -85,11 +97,8 @@ def diagnose_command(
     list_signatures: Annotated[bool, typer.Option("--list", help="List the signatures and exit.")] = False,
     explain: Annotated[str | None, typer.Option("--explain", metavar="ID",
                                                 help="Show one signature in full and exit.")] = None,
-    signatures: Annotated[list[Path] | None, typer.Option(
-        "--signatures", "-s", metavar="DIR",
-        help="A folder of your own signature files (repeatable); same id replaces a built-in one.")] = None,
-    lang: Annotated[str | None, typer.Option(
-        "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG).")] = None,
+    signatures: Signatures = None,
+    lang: Lang = None,
     job_status: Annotated[str | None, typer.Option(
         "--job-status", metavar="STATUS",
         help="What the scheduler reported (e.g. succeeded): a success with failing logs is flagged.")] = None,
@@ -108,25 +117,29 @@ def diagnose_command(
              "with --follow, off otherwise.")] = None,
     exit_on: Annotated[ExitOn, typer.Option(
         "--exit-on", help="With --follow: exit 1 at the first root cause (for a supervisor).")] = ExitOn.none,
+    ray_address: RayAddress = None,
+    ray_paths: RayPaths = None,
+    ray_timeout: RayTimeout = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Read a training job's logs and name the root cause of its failure, with the remedy.
 
     Also: `diagnose run [--log FILE] -- CMD ARGS...` runs a training command and diagnoses it live.
     """
+    ray = ray_target(ray_address, ray_paths, ray_timeout)
     if follow_paths:
-        raise typer.Exit(_follow(paths or [], fmt, signatures, lang, from_start, hang_after, exit_on))
+        raise typer.Exit(_follow(paths or [], fmt, signatures, lang, from_start, hang_after, exit_on, ray))
     if from_start or exit_on is not ExitOn.none:
         raise UsageError(Msg("err_follow_only"))
-    if hang_after is not None and _duration(hang_after) > 0:
+    if hang_after is not None and parse_duration_option(hang_after) > 0:
         raise UsageError(Msg("err_hang_live"))
     raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code,
-                               jobs, version))
+                               jobs, version, ray))
 
 
 def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, explain: str | None,
               signatures: list[Path] | None, lang: str | None, job_status: str | None, exit_code: int | None,
-              jobs: int | None, version: bool) -> int:
+              jobs: int | None, version: bool, ray: RayTarget | None = None) -> int:
     if version:
         print(f"diagnose {__version__}")
         return EXIT_OK
@@ -140,48 +153,37 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
             render_list(db, sys.stdout, language, use_color(sys.stdout))
         return EXIT_OK
     if explain is not None:
-        return _explain(db, explain, language)
-    sources = input_sources(paths or [], warn)
+        return explain_signature(db, explain, language)
+    sources = input_sources(paths or [], warn) if ray is None or paths else []  # with --ray, no stdin
     if job_status is not None and exit_code is not None:
         raise UsageError(Msg("err_status_both"))
     status = job_status if exit_code is None else f"exit code {exit_code}"
     if jobs is not None and jobs < 1:
         raise UsageError(Msg("err_jobs"))
-    report = diagnose(db, sources, language, warn, status, jobs or default_jobs())
+    report = (diagnose_cluster(db, ray, sources, language, warn, status, jobs or default_jobs()) if ray is not None
+              else diagnose(db, sources, language, warn, status, jobs or default_jobs()))
     emit_report(report, fmt, sys.stdout)
     return EXIT_FAILURE if report.failed else EXIT_OK
 
 
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise UsageError(exc.args[0] if exc.args else str(exc)) from None
-
-
-def _live_session(db: Database, fmt: Format, language: str, warn: Warner, hang_after: str | None,
-                  default_hang: str, exit_on: ExitOn, out: TextIO) -> LiveSession:
-    if fmt not in (Format.text, Format.jsonl, Format.json):
-        raise UsageError(Msg("err_live_format"))
-    hang = _duration(hang_after if hang_after is not None else default_hang)
-    live_fmt = "jsonl" if fmt is Format.jsonl else ("quiet" if fmt is Format.json else "text")
-    return LiveSession(db, language, live_fmt, out, warn, exit_on.value, hang, use_color(out))
-
-
 def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang: str | None, from_start: bool,
-            hang_after: str | None, exit_on: ExitOn) -> int:
+            hang_after: str | None, exit_on: ExitOn, ray: RayTarget | None = None) -> int:
     language = choose_language(lang)
     warn = Warner(language)
-    if not paths:
+    if not paths and ray is None:
         raise UsageError(Msg("err_follow_paths"))
     for p in paths:
         if not p.exists():
             raise InputError(Msg("err_no_such_path", path=p))
     db = load_database(signatures or [])
-    session = _live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout)
+    session = live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on.value, sys.stdout)
     code = EXIT_OK
+    nodes: list[NodeState] = []
     try:  # main() turns SIGTERM into _Terminated
-        follow(paths, session, from_start, warn)
+        if ray is not None:
+            follow_cluster(ray, paths, session, from_start, warn, nodes)
+        else:
+            follow(paths, session, from_start, warn)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except _Terminated:
@@ -189,6 +191,8 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     except StopLive:
         code = EXIT_OK if session.output_gone else EXIT_FAILURE  # main() tells a failed output
     report = session.finish()
+    if ray is not None:
+        report.nodes = nodes
     final_report(report, fmt, sys.stdout)
     if code == EXIT_OK:
         code = EXIT_FAILURE if report.failed else EXIT_OK
@@ -219,7 +223,7 @@ def run_command_cli(
     language = choose_language(lang)
     warn = Warner(language)
     db = load_database(signatures or [])
-    session = _live_session(db, fmt, language, warn, hang_after, "off", exit_on, sys.stderr)
+    session = live_session(db, fmt, language, warn, hang_after, "off", exit_on.value, sys.stderr)
     try:
         code = run_command(command, session, str(log) if log else None, warn)
     except StopLive:
@@ -227,16 +231,6 @@ def run_command_cli(
     report = session.finish(succeeded=code == 0)
     final_report(report, fmt, sys.stderr)
     raise typer.Exit(code)
-
-
-def _explain(db: Database, sig_id: str, lang: str) -> int:
-    cs = db.get(sig_id)
-    if cs is None:
-        close = sorted(c.sig.id for c in db.signatures if sig_id in c.sig.id or c.sig.id in sig_id)
-        hint = Msg("hint_did_you_mean", ids=", ".join(close[:5])) if close else Msg("hint_see_list")
-        raise UsageError(Msg("err_no_signature", sig_id=sig_id, hint=hint))
-    render_explain(cs.sig, sys.stdout, lang, use_color(sys.stdout))
-    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

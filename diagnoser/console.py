@@ -1,5 +1,5 @@
 """The terminal side of the command: warnings on stderr, the report's language, the inputs named on the
-command line, and writing a report in the format asked for."""
+command line, the options several commands share, and writing a report in the format asked for."""
 
 from __future__ import annotations
 
@@ -7,12 +7,18 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TextIO
+from typing import Annotated, TextIO
+
+import typer
 
 from .errors import UsageError
 from .i18n import LANGS, Msg, detect_lang, localized, msg
+from .match.database import Database
+from .modes.live import LiveSession, parse_duration
+from .modes.ray import RAY_TIMEOUT, RayTarget
 from .read.sources import Source
 from .read.walk import expand, file_sources
+from .report.catalog import render_explain
 from .report.contract import to_json
 from .report.markdown import render_markdown
 from .report.model import Report
@@ -25,6 +31,21 @@ class Format(str, Enum):
     json = "json"
     markdown = "markdown"
     jsonl = "jsonl"
+
+
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS", help="A live Ray cluster: every node's session logs, merged "
+    "(auto: the cluster this machine belongs to; HOST:PORT; ray://HOST:PORT needs ray[client]).")]
+RayPaths = Annotated[list[str] | None, typer.Option(
+    "--ray-paths", metavar="PATH", help="With --ray: also read this file or folder on every node (repeatable).")]
+RayTimeout = Annotated[float | None, typer.Option(
+    "--ray-timeout", metavar="SECONDS", help="With --ray: how long to wait for the cluster and for each node "
+    f"(default {RAY_TIMEOUT:g}); a node that has not answered is reported unreachable.")]
+Signatures = Annotated[list[Path] | None, typer.Option(
+    "--signatures", "-s", metavar="DIR",
+    help="A folder of your own signature files (repeatable); same id replaces a built-in one.")]
+Lang = Annotated[str | None, typer.Option(
+    "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG).")]
 
 
 class Warner:
@@ -90,6 +111,47 @@ def input_sources(paths: list[Path], warn: Warner) -> list[Source]:
     return out
 
 
+def ray_target(address: str | None, paths: list[str] | None, timeout: float | None) -> RayTarget | None:
+    """--ray, --ray-paths and --ray-timeout, checked."""
+    if address is None:
+        if paths or timeout is not None:
+            raise UsageError(Msg("err_ray_only"))
+        return None
+    if not address.strip():
+        raise UsageError(Msg("err_ray_address"))
+    if timeout is not None and not timeout > 0:
+        raise UsageError(Msg("err_ray_timeout"))
+    return RayTarget(address.strip(), tuple(paths or ()), RAY_TIMEOUT if timeout is None else timeout)
+
+
+def explain_signature(db: Database, sig_id: str, lang: str) -> int:
+    """--explain ID: one signature in full (exit 0), or the ids it may have meant."""
+    cs = db.get(sig_id)
+    if cs is None:
+        close = sorted(c.sig.id for c in db.signatures if sig_id in c.sig.id or c.sig.id in sig_id)
+        hint = Msg("hint_did_you_mean", ids=", ".join(close[:5])) if close else Msg("hint_see_list")
+        raise UsageError(Msg("err_no_signature", sig_id=sig_id, hint=hint))
+    render_explain(cs.sig, sys.stdout, lang, use_color(sys.stdout))
+    return 0
+
+
+def parse_duration_option(text: str) -> float:
+    """A duration option (--hang-after), or a usage error."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise UsageError(exc.args[0] if exc.args else str(exc)) from None
+
+
+def live_session(db: Database, fmt: Format, language: str, warn: Warner, hang_after: str | None,
+                  default_hang: str, exit_on: str, out: TextIO) -> LiveSession:
+    if fmt not in (Format.text, Format.jsonl, Format.json):
+        raise UsageError(Msg("err_live_format"))
+    hang = parse_duration_option(hang_after if hang_after is not None else default_hang)
+    live_fmt = "jsonl" if fmt is Format.jsonl else ("quiet" if fmt is Format.json else "text")
+    return LiveSession(db, language, live_fmt, out, warn, exit_on, hang, use_color(out))
+
+
 def one_line(text: str) -> str:
     """An error for stderr: one line, whatever a file name or a signature's text held."""
     return printable(" ".join(text.split()), one_line=True)
@@ -106,3 +168,4 @@ def lang_of(args: list[str]) -> str:
         if value in LANGS:
             return value
     return detect_lang()
+

@@ -125,12 +125,12 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _tasks(db: Database, sources: list[Source], jobs: int,
-           fast: bool | str) -> list[tuple[int, Source, Part | None]]:
+def _tasks(db: Database, sources: list[Source], jobs: int, fast: bool | str,
+           first_index: int = 0) -> list[tuple[int, Source, Part | None]]:
     """What the pool scans: whole files, and the quiet parts of files too big for one process."""
     tasks: list[tuple[int, Source, Part | None]] = []
     body = db.search.body_search if fast and db.search.complete else None
-    for i, s in enumerate(sources):
+    for i, s in enumerate(sources, start=first_index):
         if s.is_stdin:
             continue
         parts = search.plan_parts(s.path, source_size(s), jobs, body) if body is not None and s.path else []
@@ -143,15 +143,24 @@ def _tasks(db: Database, sources: list[Source], jobs: int,
 
 def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore,
              job_status: str | None = None, jobs: int = 1, fast: bool | str = True) -> Report:
-    """Scan every source and build the ranked report.
+    """Scan every source and build the ranked report."""
+    pipeline = Pipeline(db, warn)
+    scan_sources(pipeline, sources, jobs, fast)
+    return pipeline.report(lang, job_status)
+
+
+def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast: bool | str = True,
+                 first_index: int = 0) -> None:
+    """Scan every source into the pipeline's collector (numbered from `first_index`, so that the sources of
+    several calls, e.g. one per Ray node, keep apart when their collectors are merged).
 
     With jobs > 1, files (and the quiet parts of a file too big for one process) are scanned in a
     process pool; results are merged in source order, so the report is the same as a sequential
     scan's. Standard input is always read here.
     """
-    pipeline = Pipeline(db, warn)
+    db, warn = pipeline.db, pipeline.warn
     year = job_year(sources)
-    tasks = _tasks(db, sources, jobs, fast) if jobs > 1 else []
+    tasks = _tasks(db, sources, jobs, fast, first_index) if jobs > 1 else []
     if len(tasks) > 1:
         signatures = db.by_id()
         results: dict[tuple[int, int], Collector] = {}
@@ -164,7 +173,7 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
         try:
             futures = {(batch[0][0], batch[0][2].start if batch[0][2] else 0):
                        pool.submit(_scan_in_worker, batch, fast, year) for batch in _batches(tasks)}
-            for i, s in enumerate(sources):
+            for i, s in enumerate(sources, start=first_index):
                 if s.is_stdin:
                     results[(i, 0)] = pipeline.scan(s, i, fast, year)
             for key, future in futures.items():
@@ -180,9 +189,8 @@ def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn =
         for key in sorted(results):
             pipeline.add(results[key])
     else:
-        for index, source in enumerate(sources):
+        for index, source in enumerate(sources, start=first_index):
             pipeline.add(pipeline.scan(source, index, fast, year))
-    return pipeline.report(lang, job_status)
 
 
 def diagnose_text(db: Database, text: str, lang: str = "en") -> Report:

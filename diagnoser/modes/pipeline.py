@@ -62,11 +62,11 @@ class Pipeline:
 
     # -- live: lines as they come --------------------------------------------------------------------
     def stream(self, name: str, rank: int | None = None, host: str | None = None,
-               role: str = "worker") -> SourceScanner:
-        """The scanner of a named source, made when its first line comes."""
+               role: str = "worker", first_index: int = 0) -> SourceScanner:
+        """The scanner of a named source, made when its first line comes (numbered from `first_index`)."""
         sc = self.streams.get(name)
         if sc is None:
-            sc = SourceScanner(self.db, self.matcher, name, len(self.streams), self.emit, rank, host)
+            sc = SourceScanner(self.db, self.matcher, name, first_index + len(self.streams), self.emit, rank, host)
             self.streams[name] = sc
             self.collector.sources += 1
             self.collector.roles[name] = (role, host)

@@ -49,6 +49,7 @@ def to_json(report: Report) -> dict[str, object]:
         "failed": report.failed,
         "job_status": {"reported": report.job_status, "masked": report.status_masked},
         **story_json(report),
+        **({"nodes": [n.to_json() for n in report.nodes]} if report.nodes is not None else {}),
         "stats": {"sources": report.stats.sources, "lines": report.stats.lines, "bytes": report.stats.bytes,
                   "seconds": report.stats.seconds},
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..i18n import msg
 from ..safe import md_block, md_cell, md_code, md_fence, md_text
 from .model import Report, first_unrecognized
+from .nodes import nodes_markdown
 from .words import (
     EVIDENCE_WIDTH,
     checkpoint_text,
@@ -86,6 +87,8 @@ def render_markdown(report: Report) -> str:
         out += [f"## {msg('verdict', lang)}", "", md_block(report.story.verdict_reason), ""]
         if report.failed or report.story.checkpoint:
             out += [f"**{msg('last_checkpoint', lang)}{colon(lang)}** {md_text(checkpoint_text(report))}", ""]
+    if report.nodes is not None:
+        out += nodes_markdown(report.nodes, lang, report.failed)
     s = report.stats
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")

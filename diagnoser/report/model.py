@@ -10,6 +10,7 @@ from ..judge.rank import compact_ranks, rank_findings, root_cause
 from ..judge.remedy import fill, render_remedy
 from ..judge.story import Story, build_story
 from ..match.events import EvidenceLine
+from .nodes import NodeState
 
 SCHEMA = 1
 MAX_EVIDENCE_CHARS = 400
@@ -38,6 +39,7 @@ class Report:
     remedy: dict[str, str] = field(default_factory=dict)
     job_status: str | None = None  # what the scheduler reported, from --job-status / --exit-code
     story: Story | None = None
+    nodes: list[NodeState] | None = None  # the Ray nodes read (diagnose --ray); None for local files
 
     @property
     def status_masked(self) -> bool:

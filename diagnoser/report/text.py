@@ -15,6 +15,7 @@ from ..judge.findings import Finding, Unrecognized
 from ..judge.rank import compact_ranks
 from ..safe import printable
 from .model import Report, first_unrecognized
+from .nodes import node_rows
 from .words import (
     EVIDENCE_WIDTH,
     checkpoint_text,
@@ -155,6 +156,17 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         console.print(_field("verdict", lang, report.story.verdict_reason))
         if report.failed or report.story.checkpoint:
             console.print(_field("last_checkpoint", lang, checkpoint_text(report)))
+    if report.nodes is not None:
+        table = Table(title=msg("ray_nodes", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                      pad_edge=False)
+        table.add_column(msg("node", lang), overflow="fold", max_width=30)
+        table.add_column(msg("state", lang), no_wrap=True)
+        table.add_column(msg("note", lang), overflow="fold")
+        for node_row in node_rows(report.nodes, lang):
+            table.add_row(*(_t(cell) for cell in node_row))
+        console.print(table)
+        if not report.failed:  # nothing in the nodes' logs: the actor's own exception may be in the driver's output
+            console.print(Text(msg("ray_driver_hint", lang), style="dim"))
     s = report.stats
     console.print(Text(msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                            seconds=f"{s.seconds:.2f}"), style="dim"))
