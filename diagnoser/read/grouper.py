@@ -30,6 +30,7 @@ from .traceback import (
     WHAT,
     TracebackRecord,
     classify,
+    shifted_exception,
 )
 
 MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
@@ -39,7 +40,6 @@ STALE_TB = 5000  # a traceback whose stream stays silent this many lines is clos
 IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"
 
 
-
 @dataclass(slots=True)
 class _Stream:
     state: str = IDLE
@@ -47,7 +47,7 @@ class _Stream:
     cont: int = 0
     blanks: int = 0
     prev_text: str = ""
-
+    frame_indent: int = -1  # the indent of the last Python frame line (2 as Python prints it)
 
 
 class TracebackGrouper:
@@ -100,6 +100,7 @@ class TracebackGrouper:
         st.tb = tb
         st.cont = 0
         st.blanks = 0
+        st.frame_indent = -1
         return tb
 
     def _close(self, st: _Stream) -> None:
@@ -195,18 +196,22 @@ class TracebackGrouper:
         if kind == "frame":
             if not added:
                 tb.add(line)
-            m = FRAME.match(line.text) or RICH_FRAME.match(line.text)
+            m = FRAME.match(line.text)
+            st.frame_indent = len(line.text) - len(line.text.lstrip(" ")) if m is not None else -1
+            m = m or RICH_FRAME.match(line.text)
             if m is not None:
                 func = (m.group("func") or "").strip()
                 tb.frame = f"{m.group('file') or ''}:{m.group('line')}" + (f" in {func}" if func else "")
             st.state = AFTER_FRAME
             return tb
-        if kind in ("indented", "blank"):
+        if kind == "indented" and shifted_exception(line.text, st.frame_indent):
+            kind = "text"  # a whole traceback indented (a paste, a logger's block): its exception line too
+        elif kind in ("indented", "blank"):
             tb.add(line)
             return tb
         # the first unindented line after the frames is the exception line
         tb.add(line)
-        tb.set_exception(line.text)
+        tb.set_exception(line.text.lstrip(" ") if kind == "text" else line.text)
         st.state = EXC
         st.cont = 0
         return tb

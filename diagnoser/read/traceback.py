@@ -112,6 +112,14 @@ def classify(text: str) -> str:
         return "indented"
     return "text"
 
+def shifted_exception(text: str, frame_indent: int) -> bool:
+    """An exception line two columns left of its frames, as Python lays them out, with the whole traceback indented."""
+    if frame_indent < 4 or len(text) - len(text.lstrip(" ")) != frame_indent - 2:
+        return False
+    m = EXC_LINE.match(text.strip())
+    return m is not None and EXC_NAME.search(m.group("type")) is not None
+
+
 # What starts a traceback record, or changes how one is read: the fast search must find every such line.
 GROUPER_LITERALS = (
     "Traceback (most recent call last)", "Exception Group Traceback", "terminate called after throwing",

@@ -99,9 +99,12 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
     collector.finalize()
     found = dict(collector.findings)
     unrecognized = sorted(collector.unrecognized.values(), key=lambda u: (u.first.source_index, u.first.line))
-    if not unrecognized and not any(f.sig.role == "root" and f.sig.is_failure for f in found.values()):
-        # no traceback and no cause: the exception lines that stood alone (a paste's last line) are all there is
-        unrecognized = collector.lone_unrecognized()
+    if not any(f.sig.role == "root" and f.sig.is_failure for f in found.values()) and all(
+            u.exc_type == "?" for u in unrecognized):
+        # no cause, and no traceback that kept its exception line: the exception lines that stood alone (a paste's
+        # last line, a worker's error above the driver's cut traceback) say more than a cut traceback's '?'
+        unrecognized = sorted(unrecognized + collector.lone_unrecognized(),
+                              key=lambda u: (u.first.source_index, u.first.line))
     failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) or bool(unrecognized)
     for sig_id in [k for k, f in found.items() if f.sig.only_with_failure and not failed]:
         del found[sig_id]  # a meta signature only speaks when the input shows a failure
