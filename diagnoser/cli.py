@@ -80,6 +80,7 @@ _ABORTS: tuple[type[BaseException], ...] = tuple(
 class ExitOn(str, Enum):
     none = "none"
     cause = "cause"
+    health = "health"  # a root cause, or the first training-health finding (a metric rule tripped)
 
 
 FOLLOW_HANG_DEFAULT = "10m"
@@ -116,7 +117,7 @@ def diagnose_command(
         help=f"Report a hang after this much silence (e.g. 600, 10m; off). Default: {FOLLOW_HANG_DEFAULT} "
              "with --follow, off otherwise.")] = None,
     exit_on: Annotated[ExitOn, typer.Option(
-        "--exit-on", help="With --follow: exit 1 at the first root cause (for a supervisor).")] = ExitOn.none,
+        "--exit-on", help="With --follow: exit 1 at the first root cause (or health finding).")] = ExitOn.none,
     ray_address: RayAddress = None,
     ray_paths: RayPaths = None,
     ray_timeout: RayTimeout = None,
@@ -214,7 +215,7 @@ def run_command_cli(
     hang_after: Annotated[str | None, typer.Option(
         "--hang-after", metavar="DURATION", help="Report a hang after this much silence (default: off).")] = None,
     exit_on: Annotated[ExitOn, typer.Option(
-        "--exit-on", help="Stop the command (SIGTERM) at the first root cause.")] = ExitOn.none,
+        "--exit-on", help="Stop the command (SIGTERM) at the first root cause (or health finding).")] = ExitOn.none,
 ) -> None:
     """Run CMD, pass its output through unchanged, diagnose it live; exit with CMD's own status.
 

@@ -22,8 +22,8 @@ import yaml
 from .cli import main as cli_main
 
 EXPECTED_SUFFIX = ".expected.yaml"
-KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "input", "unrecognized", "provenance",
-        "notes")
+KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "input", "unrecognized", "health",
+        "provenance", "notes")
 
 
 @dataclass(slots=True)
@@ -117,6 +117,23 @@ def check(case: Case, o: Outcome, stderr: str) -> list[str]:
             problems.append(f"unrecognised error {wanted!r} not summarised (saw {seen[:3]})")
     if "verdict" in exp and o.report.get("verdict") != exp["verdict"]:
         problems.append(f"verdict {o.report.get('verdict')!r}, expected {exp['verdict']!r}")
+    problems += _check_health(exp.get("health") or {}, o.report)
+    return problems
+
+
+def _check_health(wanted: dict[str, Any], report: dict[str, Any]) -> list[str]:
+    """`health: {id: {metric, step, start_step}}`: the health finding names that metric and trips (and its trend
+    begins) at those steps."""
+    problems: list[str] = []
+    found = {f["id"]: f.get("health") or {} for f in report.get("findings", [])}
+    for sig_id, want in wanted.items():
+        got = found.get(sig_id)
+        if got is None:
+            problems.append(f"missing health finding {sig_id}")
+            continue
+        for key in ("metric", "step", "start_step"):
+            if key in (want or {}) and got.get(key) != want[key]:
+                problems.append(f"{sig_id}: {key} {got.get(key)!r}, expected {want[key]!r}")
     return problems
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from .i18n_health import HEALTH
 from .i18n_ray import RAY_MESSAGES
 
 LANGS = ("en", "zh")
@@ -233,9 +234,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "warn_reopen": {"en": "{path}: cannot reopen after rotation: {reason}",
                     "zh": "{path}：日志轮转后无法重新打开：{reason}"},
 }
-
-
 _MESSAGES.update(RAY_MESSAGES)  # diagnose --ray and diagnose bundle (issue 18): their own file, i18n_ray.py
+_MESSAGES.update(HEALTH)  # the training-health words (issue 17): their own file, i18n_health.py
 
 
 def detect_lang(env: Mapping[str, str] | None = None) -> str:

@@ -197,7 +197,7 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
         monkeypatch.setattr(module, name, value)
     log = tmp_path / "big.log"
     generate(str(log), 6 << 20, seed=3)
-    parts = split.plan_parts(log, log.stat().st_size, 3, db.search.body_search)
+    parts = split.plan_parts(log, log.stat().st_size, 3, db.search.quiet_search)
     assert len(parts) == 3 and parts[1].start > 0
     from diagnoser.console import Warner as _Warner
     from diagnoser.console import input_sources as _sources

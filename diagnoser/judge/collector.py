@@ -6,9 +6,11 @@ from __future__ import annotations
 from ..match.events import (
     DeferredHitEvent,
     Event,
+    EvidenceLine,
     FactEvent,
     FileSeenEvent,
     HitEvent,
+    MetricEvent,
     UnrecognizedEvent,
 )
 from ..match.schema import Signature
@@ -27,13 +29,17 @@ from .findings import (
     earlier,
     fold_unrecognized,
 )
+from .health import HealthBook, Trip
+from .series import fmt
 
 
 class Collector:
     """Receives one source's events (it is the scanner's `emit`); merges with other collectors."""
 
-    def __init__(self, signatures: dict[str, Signature]) -> None:
+    def __init__(self, signatures: dict[str, Signature], recording: bool = False) -> None:
         self.signatures = signatures
+        self.health = HealthBook(recording)  # metric series and health rules (health.py)
+        self.health_news: list[str] = []  # ids of findings health rules made since a live session last looked
         self.findings: dict[str, Finding] = {}
         self.unrecognized: dict[tuple[str, str], Unrecognized] = {}
         self.facts: dict[str, Fact] = {}
@@ -62,6 +68,9 @@ class Collector:
         elif isinstance(event, DeferredHitEvent):
             if len(self.deferred) < MAX_TIMELINE:
                 self.deferred.append(event)
+        elif isinstance(event, MetricEvent):
+            for trip in self.health.feed(event, self.signatures):
+                self._tripped(trip)
         elif isinstance(event, FileSeenEvent):
             self.file_seen.setdefault(event.source, set()).update(event.keys)
         elif isinstance(event, FactEvent):
@@ -92,7 +101,20 @@ class Collector:
             # the same moment twice (Ray forwards every worker line to the driver): keep the worker's copy
             self.timeline[key] = Moment(what, where)
 
-    def _hit(self, event: HitEvent) -> None:
+    def _tripped(self, trip: Trip) -> None:
+        """A health rule tripped: a finding like a hit's, with the series and the step its trend began."""
+        s = trip.series
+        captures = {"metric": s.key, "step": str(trip.step), "start_step": str(trip.start_step),
+                    "value": fmt(trip.value), "start_value": fmt(trip.start_value)}
+        if trip.reference is not None:
+            captures["reference"] = fmt(trip.reference)
+        evidence = [EvidenceLine(trip.line.lineno, trip.text, True)]
+        if trip.start_line != trip.line.lineno:
+            evidence.insert(0, EvidenceLine(trip.start_line, trip.start_text, False))
+        self._hit(HitEvent(trip.ref[0], trip.line, captures, tuple(evidence)), trip)
+        self.health_news.append(trip.ref[0])
+
+    def _hit(self, event: HitEvent, health: Trip | None = None) -> None:
         line = event.line
         where = Location.of(line)
         sig = self.signatures[event.sig_id]
@@ -107,7 +129,7 @@ class Collector:
             else:
                 self._moment(event.sig_id, where)
         f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence,
-                    matched_on=event.matched_on)
+                    matched_on=event.matched_on, health=health)
         if line.rank is not None:
             f.ranks.add(line.rank)
         if line.host:
@@ -148,7 +170,10 @@ class Collector:
         return list(out.values())
 
     def finalize(self) -> None:
-        """Decide the hits that waited for their whole source (whole-file conditions)."""
+        """Decide the hits that waited for their whole source (whole-file conditions); judge the metric events
+        that waited for the earlier parts of their file."""
+        for trip in self.health.finalize(self.signatures):
+            self._tripped(trip)
         accepted: set[str] = set()
         for d in self.deferred:
             seen = self.file_seen.get(d.hit.line.source, set())
@@ -162,6 +187,7 @@ class Collector:
 
     def merge(self, other: Collector) -> None:
         """Fold in another source's results (called in source order, so results are stable)."""
+        trips = self.health.merge(other.health, self.signatures)
         self.deferred.extend(other.deferred)
         self.maybe_unrecognized.extend(other.maybe_unrecognized)
         self._lone(other.lone)
@@ -199,3 +225,5 @@ class Collector:
         self.lines += other.lines
         self.bytes += other.bytes
         self.sources += other.sources
+        for trip in trips:  # after the other's findings: a replayed part comes after what they hold
+            self._tripped(trip)

@@ -14,6 +14,7 @@ from ..match.events import (
 )
 from ..match.schema import Signature
 from ..read.normalize import LogLine
+from .health import Trip
 
 T = TypeVar("T")
 MAX_RANKS = 4096
@@ -68,6 +69,7 @@ class Finding:
     hosts: set[str] = field(default_factory=set)
     sources: list[str] = field(default_factory=list)
     matched_on: str = "lines"  # "frames": every sighting came from a cut traceback's frames alone
+    health: Trip | None = None  # a health rule's finding: the series, where it tripped, where the trend began
 
     def absorb(self, other: Finding) -> None:
         self.count += other.count
@@ -75,6 +77,7 @@ class Finding:
         # a whole match is better evidence than frames alone and replaces them; otherwise the earliest sighting stays
         if whole or (other.matched_on == self.matched_on and earlier(other.first, self.first)):
             self.first, self.captures, self.evidence = other.first, other.captures, other.evidence
+            self.health = other.health
         if whole:
             self.matched_on = "lines"
         if earlier(self.last, other.last):

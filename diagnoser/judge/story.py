@@ -7,7 +7,7 @@ rank's failure; the timeline joins them.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..i18n import msg
 from ..match.observe import FRAMEWORK_MARKERS
@@ -41,6 +41,7 @@ class Story:
     verdict: str | None
     verdict_reason: str
     checkpoint: dict[str, object] | None
+    precursors: list[Finding] = field(default_factory=list)  # health findings that began before the root cause
 
 
 def _host_of(where: Location, roles: dict[str, tuple[str, str | None]]) -> set[str]:
@@ -121,7 +122,7 @@ def build_story(collector: Collector, ranked: list[Finding], root: Finding | Non
     echoes: list[Echo] = []
     if root is not None:
         for f in ranked:
-            if f is root or not f.sig.is_failure:
+            if f is root or not f.sig.is_failure or f.health is not None:
                 continue
             delay = None
             if f.first.ts is not None and root.first.ts is not None:
@@ -137,7 +138,25 @@ def build_story(collector: Collector, ranked: list[Finding], root: Finding | Non
     if verdict == "investigate" and root is not None:
         key = "verdict_investigate_known"
     reason = msg(key, lang)
-    return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector))
+    return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector),
+                 precursors(ranked, root))
+
+
+def _before(f: Finding, root: Finding) -> bool:
+    """`f` tripped before the root cause was seen, as far as the logs tell: the same file, or both dated."""
+    a, b = f.first, root.first
+    if a.source == b.source:
+        return a.line < b.line
+    return a.ts is not None and b.ts is not None and a.ts <= b.ts
+
+
+def precursors(ranked: list[Finding], root: Finding | None) -> list[Finding]:
+    """The health findings that tripped before the root cause: the run was going bad before it failed (a grad norm
+    exploding before the NaN), so the earliest of them is where the failure began."""
+    if root is None:
+        return []
+    found = [f for f in ranked if f.health is not None and f is not root and _before(f, root)]
+    return sorted(found, key=lambda f: (f.first.source_index, f.health.start_line if f.health else f.first.line))
 
 
 def describe_moment(moment: Moment, titles: dict[str, str]) -> str:

@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .schema import Condition, Example, FramePattern, RemedyVariant, Signature, Text, WhenTest
+from .schema import Condition, Example, FramePattern, MetricClause, RemedyVariant, Signature, Text, WhenTest
 
 FORMAT = 1
 MAGIC = b"diagnoser-db"
 KEEP = 8  # cache files kept (other keys: other signature folders, older versions)
 _TYPES: dict[str, type] = {c.__name__: c for c in (Signature, Text, Condition, WhenTest, RemedyVariant, Example,
-                                                   FramePattern)}
+                                                   FramePattern, MetricClause)}
 
 
 def folder() -> Path | None:

@@ -18,7 +18,7 @@ from ..read.lone import LONE_LITERALS
 from ..read.traceback import GROUPER_LITERALS
 from ..search.engine import engine_name, preload
 from ..search.index import GateSpec, SearchIndex
-from . import cache
+from . import cache, metrics
 from .compiled import CompiledCondition as CompiledCondition
 from .compiled import CompiledSignature as CompiledSignature
 from .compiled import FactRule as FactRule
@@ -223,22 +223,22 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
             keys.setdefault(id(cond), f"{cs.sig.id}#{k}")
             if cond.cond.scope == "file":
                 file_conds.setdefault(id(cond), (cs, cond))
-    window = max((cs.window for cs in compiled), default=0)
-    conds = tuple(file_conds.values())
-    return Database(tuple(compiled), tuple(rules), tuple(facts), _search_index(rules, facts, conds), window, keys,
-                    conds, tuple(fr for cs in compiled for fr in FrameRule.compile_all(cs.sig, cs.index, c.pattern)))
+    window, conds = max((cs.window for cs in compiled), default=0), tuple(file_conds.values())
+    search = _search_index(rules, facts, any(x.metric for x in sigs), conds)  # health rules: their readers' literals
+    frames = tuple(fr for cs in compiled for fr in FrameRule.compile_all(cs.sig, cs.index, c.pattern))
+    return Database(tuple(compiled), tuple(rules), tuple(facts), search, window, keys, conds, frames)
 
 
 def _literals(gate: Gate | None) -> GateSpec:
     return (gate.literals, gate.also) if gate is not None else None
 
 
-def _search_index(rules: list[Rule], facts: list[FactRule],
+def _search_index(rules: list[Rule], facts: list[FactRule], health: bool,
                   file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...]) -> SearchIndex:
-    file_gates = [_literals(c.gate) for _cs, c in file_conds]
     kinds = [(f.name, "job" if f.job else f.mode) for f in facts]
     return SearchIndex.build([_literals(r.gate) for r in rules], [_literals(f.gate) for f in facts], kinds,
-                             file_gates, (*GROUPER_LITERALS, *LONE_LITERALS))
+                             [_literals(c.gate) for _cs, c in file_conds], (*GROUPER_LITERALS, *LONE_LITERALS),
+                             metrics.reader_gates() if health else ())
 
 
 def _check_placeholders(sig: Signature) -> None:

@@ -62,4 +62,19 @@ class FactEvent:
     mode: str = "first"
 
 
-Event = HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent
+@dataclass(frozen=True, slots=True)
+class MetricEvent:
+    """A metric record (one step of one print format) with the values some health rule reads.
+
+    `values`: (key, value, the text that printed it, the (signature id, clause) pairs that read it); `step` is
+    None when the format prints none (HF/TRL dicts: the series counts its records); `head`: the start of the line.
+    """
+
+    reader: str
+    step: int | None
+    values: tuple[tuple[str, float, str, tuple[tuple[str, int], ...]], ...]
+    head: str
+    line: LogLine
+
+
+Event = HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent | MetricEvent

@@ -8,6 +8,7 @@ import regex
 
 from ..i18n import Msg
 from .database import CompiledCondition, Database, FactRule, LazyPattern, Rule
+from .metricwatch import metric_watch
 
 REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
@@ -28,6 +29,7 @@ class Matcher:
         self._late_index = db.search.late_facts
         self._timeouts: dict[int, int] = {}
         self._disabled: set[int] = set()
+        self.metrics = metric_watch(cs.sig for cs in db.signatures)  # the health rules' clauses, or None
 
     def rules_for(self, text: str, found: frozenset[str]) -> list[tuple[Rule, dict[str, str]]]:
         """Each signature's first rule that matches `text`, with its named captures.

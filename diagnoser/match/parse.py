@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import regex
+
+from .literals import nesting_problem
 from .schema import (
     DEFAULT_ROLE,
     FIELD_ORDER,
@@ -14,6 +17,7 @@ from .schema import (
     SEVERITIES,
     VERDICTS,
     Condition,
+    MetricClause,
     RemedyVariant,
     Signature,
 )
@@ -57,11 +61,15 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
     if not isinstance(only_with_failure, bool):
         raise r.fail("only_with_failure", "must be true or false")
 
-    match = r.mapping(doc["match"], "match")
+    if ("match" in doc) == ("metric" in doc):
+        raise r.fail("match", "a signature has either `match` (log lines) or `metric` (a health rule), not both"
+                     if "match" in doc else "missing (or `metric` for a health rule)")
+    metric = _parse_metric(r, doc["metric"]) if "metric" in doc else ()
+    match = r.mapping(doc.get("match") or {"any": []}, "match")
     r.only(match, "match", ("any", "all", "not", "frames"))
     if "any" not in match:
         raise r.fail("match.any", "missing")
-    any_, any_literals, any_all, any_not = _parse_any(r, match["any"])
+    any_, any_literals, any_all, any_not = _parse_any(r, match["any"]) if not metric else ((), (), (), ())
     all_raw = match.get("all") or []
     not_raw = match.get("not") or []
     if not isinstance(all_raw, list):
@@ -103,7 +111,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         any=any_, any_literals=any_literals, any_all=any_all, any_not=any_not, all=all_, not_=not_,
         facts=tuple(facts), why=why, remedy=remedy, references=references,
         falsepositives=falsepositives, examples_match=ex_match, examples_no_match=ex_no,
-        todo=todo, path=path, role=role, frames=frames,
+        todo=todo, path=path, role=role, frames=frames, metric=metric,
     )
 
 
@@ -167,3 +175,75 @@ def _parse_remedy(r: YamlReader, value: object) -> tuple[RemedyVariant, ...]:
     if variants[-1].when:
         raise r.fail(f"remedy[{len(variants) - 1}]", "the last variant must have no `when` (it is the default)")
     return tuple(variants)
+
+
+_NUMBERS = ("above", "below", "above_median", "above_early", "below_early", "below_peak")
+_COUNTS = {"window": (3, 60), "early": (1, 16), "smooth": (1, 32), "skip": (0, 1000), "sustain": (1, 32)}
+_TESTS = (*_NUMBERS, "outside", "vanished")
+
+
+def _parse_metric(r: YamlReader, value: object) -> tuple[MetricClause, ...]:
+    """`metric`: a list of clauses `{names, [not_names], [divide_by], tests..., [window, early, smooth, skip,
+    sustain]}`; a finding when any clause holds on some series. See MetricClause."""
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise r.fail("metric", "must be a clause or a non-empty list of clauses")
+    out: list[MetricClause] = []
+    for i, item in enumerate(value):
+        where = f"metric[{i}]"
+        data = r.mapping(item, where)
+        r.only(data, where, ("names", "not_names", "divide_by", *_TESTS, *_COUNTS))
+        if "names" not in data:
+            raise r.fail(f"{where}.names", "missing")
+        kw: dict[str, object] = {"names": r.strings(data["names"], f"{where}.names", allow_empty_list=False),
+                                 "not_names": r.strings(data.get("not_names"), f"{where}.not_names")}
+        if "divide_by" in data:
+            kw["divide_by"] = r.string(data["divide_by"], f"{where}.divide_by")
+        for key in ("names", "not_names", "divide_by"):
+            value = kw.get(key)
+            patterns = (value,) if isinstance(value, str) else value if isinstance(value, tuple) else ()
+            for pattern in patterns:
+                _check_regex(r, pattern, f"{where}.{key}")
+        for key in _NUMBERS:
+            if key in data:
+                kw[key] = _number(r, data[key], f"{where}.{key}")
+        if "outside" in data:
+            pair = data["outside"]
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise r.fail(f"{where}.outside", "must be [low, high]")
+            low, high = (_number(r, x, f"{where}.outside") for x in pair)
+            if low >= high:
+                raise r.fail(f"{where}.outside", "low must be below high")
+            kw["outside"] = (low, high)
+        if "vanished" in data:
+            if data["vanished"] is not True:
+                raise r.fail(f"{where}.vanished", "must be true (or left out)")
+            kw["vanished"] = True
+        if not any(key in data for key in _TESTS):
+            raise r.fail(where, f"needs a test: one of {', '.join(_TESTS)}")
+        for key, (low_n, high_n) in _COUNTS.items():
+            if key in data:
+                n = data[key]
+                if not isinstance(n, int) or isinstance(n, bool) or not low_n <= n <= high_n:
+                    raise r.fail(f"{where}.{key}", f"must be a whole number from {low_n} to {high_n}")
+                kw[key] = n
+        out.append(MetricClause(**kw))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _number(r: YamlReader, value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise r.fail(where, f"must be a number, not {type_name(value)}")
+    return float(value)
+
+
+def _check_regex(r: YamlReader, pattern: str, where: str) -> None:
+    """A metric key regex compiles (the database compiles it when a key first reaches it)."""
+    problem = nesting_problem(pattern)
+    if problem:
+        raise r.fail(where, problem)
+    try:
+        regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
+        raise r.fail(where, f"cannot compile: {exc}") from None

@@ -22,10 +22,13 @@ from .events import (
     FactEvent,
     FileSeenEvent,
     HitEvent,
+    MetricEvent,
     UnrecognizedEvent,
 )
 from .hits import CONTEXT_AFTER, CONTEXT_REACH, FOREVER, HitDecider, Pending, TracebackBook
 from .matcher import Matcher
+from .metrics import ReaderState, read_record
+from .metricwatch import watched
 
 RECENT = 256  # physical lines remembered for context and `within` windows
 STALE_CHECK_EVERY = 512
@@ -61,6 +64,8 @@ class SourceScanner(HitDecider):
         self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
+        self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
+        self.metrics_from = 0  # a part of a split file: lines before its start (its look-back lead) are read, not told
 
     def wants(self) -> bool | tuple[str, ...]:
         """Which of the next lines must be fed (the fast search skips the others): True for every line
@@ -136,10 +141,25 @@ class SourceScanner(HitDecider):
                 m = lone_error(text, self.raw)
                 if m is not None:
                     self.lone.append((line, m.group("type"), m.group("msg").strip()))
+            if self.matcher.metrics is not None:
+                self._metric(line)
         if line.lineno % STALE_CHECK_EVERY == 0:
             self.grouper.close_stale(line.lineno, STALE_TB)
         if self.pending:
             self._resolve_ready()
+
+    def _metric(self, line: LogLine) -> None:
+        """A metric record on this line: its values that a health rule reads, as one event."""
+        watch = self.matcher.metrics
+        readers = self.db.search.metrics.candidates(line.text, self.found)
+        if not readers or watch is None:
+            return
+        record = read_record(line.text, readers, self.metrics)
+        if record is None:
+            return
+        values = watched(record, watch)
+        if (values or watch.vanishing) and line.lineno >= self.metrics_from:
+            self.emit(MetricEvent(record.reader, record.step, tuple(values), record.head, line))
 
     def flush(self) -> None:
         """The input went quiet (live mode): close open tracebacks, decide the hits that wait on lines."""

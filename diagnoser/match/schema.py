@@ -25,9 +25,9 @@ WHEN_OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "present")
 # The order the fields are written in; the database lint holds built-in files to it.
 FIELD_ORDER = (
     "id", "title", "kind", "role", "severity", "layer", "verdict", "frameworks", "symptom_of", "only_with_failure",
-    "match", "facts", "why", "remedy", "references", "falsepositives", "examples",
+    "match", "metric", "facts", "why", "remedy", "references", "falsepositives", "examples",
 )
-REQUIRED = ("id", "title", "kind", "severity", "match", "why", "remedy", "references", "examples")
+REQUIRED = ("id", "title", "kind", "severity", "why", "remedy", "references", "examples")  # and `match` or `metric`
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # `{name}`, `{name|fallback text}` or `{name:filter}`; `{{` and `}}` are literal braces, and so is a
@@ -88,6 +88,44 @@ class RemedyVariant:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricClause:
+    """One condition of a metric (health) rule: the metric keys it reads, and when a series goes bad.
+
+    A series is one metric of one source, in the order its records came. Every test given must hold on a point
+    (the mean of the last `smooth` points) for `sustain` points in a row; the first `skip` points only teach
+    the baselines. Baselines: the median of the previous `window` points, the median of the first `early`
+    points, the highest value so far (the peak). `vanished`: the key was in earlier records of its format and
+    is missing from this one (Megatron drops a NaN loss from its line).
+    """
+
+    names: tuple[str, ...]
+    not_names: tuple[str, ...] = ()
+    divide_by: str | None = None  # a key of the same record this metric is divided by (a count over a batch size)
+    above: float | None = None
+    below: float | None = None
+    outside: tuple[float, float] | None = None
+    above_median: float | None = None  # value > k x median of the previous `window` points
+    above_early: float | None = None  # value > k x median of the first `early` points
+    below_early: float | None = None  # value < k x median of the first `early` points
+    below_peak: float | None = None  # value - base < k x (peak - base); base = min(0, lowest value so far)
+    vanished: bool = False
+    window: int = 20
+    early: int = 5
+    smooth: int = 1
+    skip: int = 0
+    sustain: int = 1
+
+    @property
+    def direction(self) -> str:
+        """"up" when the series goes bad by rising, "down" by falling, "both" otherwise (for the sparkline)."""
+        ups = (self.above, self.above_median, self.above_early)
+        downs = (self.below, self.below_early, self.below_peak)
+        up = any(x is not None for x in ups)
+        down = any(x is not None for x in downs)
+        return "up" if up and not down else "down" if down and not up else "both"
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     """A log excerpt that must (or must not) match; optional expectations on what it yields."""
 
@@ -126,6 +164,7 @@ class Signature:
     role: str = ""  # root | cascade | confirmation | teardown | advice; "" = the default of its kind
     # `match.frames`: sequences of frames (outermost first) that recognise a traceback cut before its exception line
     frames: tuple[tuple[FramePattern, ...], ...] = ()
+    metric: tuple[MetricClause, ...] = ()  # a health rule: it reads metric series instead of matching lines
 
     def __post_init__(self) -> None:
         if not self.role:

@@ -129,7 +129,7 @@ def _tasks(db: Database, sources: list[Source], jobs: int, fast: bool | str,
            first_index: int = 0) -> list[tuple[int, Source, Part | None]]:
     """What the pool scans: whole files, and the quiet parts of files too big for one process."""
     tasks: list[tuple[int, Source, Part | None]] = []
-    body = db.search.body_search if fast and db.search.complete else None
+    body = db.search.quiet_search if fast and db.search.complete else None
     for i, s in enumerate(sources, start=first_index):
         if s.is_stdin:
             continue

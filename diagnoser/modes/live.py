@@ -21,11 +21,12 @@ from ..judge.findings import Finding, Location
 from ..judge.rank import compact_ranks
 from ..judge.remedy import fill, render_remedy
 from ..match.database import Database
-from ..match.events import Event, HitEvent, UnrecognizedEvent
+from ..match.events import Event, HitEvent, MetricEvent, UnrecognizedEvent
 from ..match.observe import PROGRESS
 from ..match.scanner import RECENT, SourceScanner
 from ..read.follow import Follower
 from ..report.contract import finding_json
+from ..report.health import sparkline, values_text
 from ..report.model import Report, Stats, values_for
 from ..report.words import where_text
 from ..safe import json_dumps, printable
@@ -62,7 +63,7 @@ def _uncounted(_n: int) -> None:
 
 
 class StopLive(Exception):
-    """`--exit-on cause` saw a root cause: stop following."""
+    """`--exit-on cause` saw a root cause (or `--exit-on health` a root cause or a training-health finding): stop."""
 
 
 class LiveSession:
@@ -178,24 +179,32 @@ class LiveSession:
     def _emit(self, event: Event) -> None:
         """Each event, after the collector has it: tell a new finding at once."""
         if isinstance(event, HitEvent):
-            finding = self.collector.findings.get(event.sig_id)
-            if finding is None:
-                return
-            if event.sig_id not in self.announced:
-                self.announced.add(event.sig_id)
-                if self.fmt != "quiet":
-                    self._announce(finding)
-                if self.exit_on == "cause" and finding.sig.role == "root" and finding.sig.is_failure:
-                    self.stop = True
-            elif self.fmt == "jsonl":
-                self._jsonl({"event": "seen", "id": event.sig_id, "count": finding.count,
-                             "ranks": sorted(finding.ranks), **_where(event)})
+            self._finding(event.sig_id, event)
+        elif isinstance(event, MetricEvent) and self.collector.health_news:
+            news, self.collector.health_news = self.collector.health_news, []
+            for sig_id in news:  # a health rule tripped on this record (judge/health.py)
+                self._finding(sig_id, event)
         elif isinstance(event, UnrecognizedEvent) and not event.depends_on and event.kind != "line":
             if self.fmt == "jsonl":
                 self._jsonl({"event": "unrecognized", "exception": event.exc_type, "message": event.message,
                              "frame": event.frame, **_where(event)})
             elif self.fmt != "quiet":
                 self._text(f"! {event.exc_type}: {event.message[:200]}  ({where_text(_loc(event), self.lang)})")
+
+    def _finding(self, sig_id: str, event: HitEvent | MetricEvent) -> None:
+        finding = self.collector.findings.get(sig_id)
+        if finding is None:
+            return
+        if sig_id not in self.announced:
+            self.announced.add(sig_id)
+            if self.fmt != "quiet":
+                self._announce(finding)
+            cause = finding.sig.role == "root" and finding.sig.is_failure
+            if (self.exit_on == "cause" and cause) or (self.exit_on == "health" and (cause or finding.health)):
+                self.stop = True
+        elif self.fmt == "jsonl":
+            self._jsonl({"event": "seen", "id": sig_id, "count": finding.count, "ranks": sorted(finding.ranks),
+                         **_loc(event).to_json()})
 
     def _announce(self, f: Finding) -> None:
         values = values_for(f, self.collector.facts)
@@ -213,6 +222,8 @@ class LiveSession:
         key = next((e.raw for e in f.evidence if e.key), "")
         if key:
             lines.append("  > " + key[:300])
+        if f.health is not None:
+            lines.append(f"  {f.health.series.key}: {values_text(f.health, self.lang)}  {sparkline(f.health)}")
         lines.append("  " + why.replace("\n", " "))
         lines += ["  " + x for x in remedy.splitlines()]
         self._text("\n".join(lines))
@@ -232,7 +243,7 @@ class LiveSession:
             self.output_gone = self.stop = True  # nobody can read what follows: stop at the next line
 
 
-def _loc(event: HitEvent | UnrecognizedEvent) -> Location:
+def _loc(event: HitEvent | UnrecognizedEvent | MetricEvent) -> Location:
     return Location.of(event.line)
 
 

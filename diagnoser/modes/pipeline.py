@@ -118,7 +118,8 @@ class Pipeline:
         """Scan one part of a big file (see search/split.py); part 0 also holds the file's head."""
         assert source.path is not None
         path: Path = source.path
-        collector = Collector(self.db.by_id())
+        # a part after the first records its metric events; the collector of the earlier parts judges them
+        collector = Collector(self.db.by_id(), recording=part.start > 0)
         collector.sources = 1 if part.start == 0 else 0
         collector.roles[source.name] = (source.role, source.host)
         scanner = SourceScanner(self.db, self.matcher, source.name, index, collector, source.rank, source.host, year)
@@ -129,6 +130,7 @@ class Pipeline:
             with open(path, "rb") as fh:
                 fh.seek(part.lead)
                 before_start += fh.read(part.start - part.lead).count(b"\n")
+        scanner.metrics_from = before_start + 1  # the earlier part told the metric records of the lead
         reader = search.LimitedReader(path, part.lead, part.end)
         try:
             last = search.scan(scanner, self.db.search, reader, lambda _n: None, memory=RECENT,  # type: ignore[arg-type]

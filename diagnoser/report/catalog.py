@@ -13,6 +13,7 @@ from ..i18n import msg
 from ..match.database import Database
 from ..match.schema import Signature
 from ..safe import json_dumps, printable
+from .health import condition_text
 
 
 def _console(out: TextIO, color: bool) -> Console:
@@ -81,7 +82,9 @@ def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
             console.print(_t("otherwise:", style="italic"))
         console.print(_t(variant.text.get(lang)))
     console.print()
-    console.print(_t("Patterns", style="bold"))
+    console.print(_t("Patterns" if not sig.metric else "Metric rule", style="bold"))
+    for clause in sig.metric:  # a health rule: the metric keys it reads and when a series goes bad
+        console.print(_t("  " + " | ".join(clause.names) + ": " + condition_text(clause)))
     for p in sig.any:
         console.print(_t("  " + p))
     for c in sig.all:

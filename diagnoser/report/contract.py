@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..judge.findings import Finding
+from .health import health_json
 from .model import MAX_EVIDENCE_CHARS, SCHEMA, Report
 
 
@@ -29,6 +30,7 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
         "evidence_lines": [e.lineno for e in f.evidence],
         "symptom_of": list(f.sig.symptom_of),
         "matched_on": f.matched_on,
+        "health": health_json(f),
     }
 
 
@@ -64,6 +66,9 @@ def story_json(report: Report) -> dict[str, object]:
         "verdict_reason": story.verdict_reason,
         "last_checkpoint": story.checkpoint,
         "job": story.job,
+        "precursors": [{"id": f.sig.id, "metric": f.health.series.key, "start_step": f.health.start_step,
+                        "step": f.health.step, "source": f.first.source, "line": f.first.line}
+                       for f in story.precursors if f.health is not None],
         "timeline": [
             {"key": e.key, "what": e.moment.what, **e.moment.where.to_json(),
              "explained_by": None if e.explained_by is None else

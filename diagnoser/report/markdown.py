@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..i18n import msg
 from ..safe import md_block, md_cell, md_code, md_fence, md_text
+from .health import health_findings, health_rows, precursor_lines, sparkline, values_text
 from .model import Report, first_unrecognized
 from .nodes import nodes_markdown
 from .words import (
@@ -33,6 +34,9 @@ def render_markdown(report: Report) -> str:
     if rc is None and report.only_symptoms:
         shown = next(f for f in report.findings if f.sig.kind == "symptom")
         out += [f"**{msg('no_root_cause', lang)}{stop(lang)}** {msg('only_symptoms', lang)}", ""]
+    elif rc is None and not report.failed and health_findings(report):
+        shown = health_findings(report)[0]
+        out += [f"**{msg('health_headline', lang)}{stop(lang)}**", ""]
     elif rc is None:
         out += [f"**{msg('no_failure', lang) if not report.failed else msg('no_root_cause', lang)}{stop(lang)}**", ""]
         first = first_unrecognized(report)
@@ -43,15 +47,20 @@ def render_markdown(report: Report) -> str:
                     "", *md_fence([f"{first.exc_type}: {first.message}"]), "",
                     md_block(unrecognized_hint(first, lang)), ""]
     if shown is not None:
-        heading = msg("root_cause", lang) if shown is rc else msg("symptom", lang)
+        heading = msg("root_cause", lang) if shown is rc else msg("health" if shown.health else "symptom", lang)
         out += [f"## {heading}: {md_text(shown.sig.title.get(lang))} ({md_code(shown.sig.id)})", "",
                 f"- **{msg('where', lang)}{colon(lang)}** {md_text(where_text(shown.first, lang))}",
-                f"- **{msg('seen', lang)}{colon(lang)}** {md_text(seen_text(shown, lang))}", "",
-                f"### {msg('evidence', lang)}", ""]
+                f"- **{msg('seen', lang)}{colon(lang)}** {md_text(seen_text(shown, lang))}"]
+        if shown.health is not None:
+            out += [f"- **{msg('metric_label', lang)}{colon(lang)}** {md_code(shown.health.series.key)}: "
+                    f"{md_text(values_text(shown.health, lang))}",
+                    f"- **{msg('series_label', lang)}{colon(lang)}** {md_code(sparkline(shown.health))}"]
+        out += ["", f"### {msg('evidence', lang)}", ""]
         out += md_fence([f"{'>' if e.key else ' '} {e.lineno:>6} | {e.raw[:EVIDENCE_WIDTH]}" for e in shown.evidence])
         out.append("")
         if shown is rc:
-            out += [f"- {md_text(line)}" for line in echo_lines(report)] + ([""] if echo_lines(report) else [])
+            lines = echo_lines(report) + precursor_lines(report)
+            out += [f"- {md_text(line)}" for line in lines] + ([""] if lines else [])
         out += [f"### {msg('why', lang)}", "", md_block(report.why[shown.sig.id]), "",
                 f"### {msg('remedy', lang)}", "", md_block(report.remedy[shown.sig.id]), ""]
         if shown.sig.references:
@@ -60,7 +69,15 @@ def render_markdown(report: Report) -> str:
     if masked is not None and masked is not shown:
         out += [f"## {label('also', lang)}{md_text(masked.sig.title.get(lang))} ({md_code(masked.sig.id)})", "",
                 md_block(report.why[masked.sig.id]), "", md_block(report.remedy[masked.sig.id]), ""]
-    others = [f for f in report.findings if f is not shown and f is not masked]
+    rows = health_rows(report)
+    if rows:
+        out += [f"## {msg('health', lang)}", "",
+                f"| {msg('id', lang)} | {msg('metric', lang)} | {msg('steps', lang)} | {msg('values', lang)} | "
+                f"{msg('series', lang)} |", "|---|---|---|---|---|"]
+        out += [f"| {md_code(sig_id)} | {md_code(metric)} | {md_cell(steps)} | {md_cell(values)} | {md_code(line)} |"
+                for sig_id, metric, steps, values, line in rows]
+        out.append("")
+    others = [f for f in report.findings if f is not shown and f is not masked and f.health is None]
     if others:
         out += [f"## {msg('other_findings', lang)}", "",
                 f"| {msg('kind', lang)} | {msg('id', lang)} | {msg('count', lang)} | {msg('first_seen', lang)} |",
@@ -76,12 +93,12 @@ def render_markdown(report: Report) -> str:
             out.append(f"| {md_code(u.exc_type)} | {md_cell(u.message[:160])} | {u.count} | "
                        f"{md_cell(where_text(u.first, lang))} |")
         out.append("")
-    rows = timeline_rows(report)
-    if rows:
+    timeline = timeline_rows(report)
+    if timeline:
         out += [f"## {msg('timeline', lang)}", "",
                 f"| {msg('rank', lang)} | {msg('first_failure', lang)} | {msg('where', lang)} | "
                 f"{msg('explained_by', lang)} |", "|---|---|---|---|"]
-        out += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in rows[:50]]
+        out += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in timeline[:50]]
         out.append("")
     if report.story is not None:
         out += [f"## {msg('verdict', lang)}", "", md_block(report.story.verdict_reason), ""]
@@ -93,3 +110,4 @@ def render_markdown(report: Report) -> str:
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")
     return "\n".join(out) + "\n"
+

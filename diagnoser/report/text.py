@@ -14,6 +14,7 @@ from ..i18n import msg
 from ..judge.findings import Finding, Unrecognized
 from ..judge.rank import compact_ranks
 from ..safe import printable
+from .health import health_findings, health_rows, precursor_lines, sparkline, values_text
 from .model import Report, first_unrecognized
 from .nodes import node_rows
 from .words import (
@@ -69,6 +70,11 @@ def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Pane
         tag,
         _field("where", lang, where_text(f.first, lang)),
         _field("seen", lang, seen_text(f, lang)),
+    ]
+    if f.health is not None:
+        body += [_field("metric_label", lang, f"{f.health.series.key}: {values_text(f.health, lang)}"),
+                 _field("series_label", lang, sparkline(f.health))]
+    body += [
         Text(""),
         Text(msg("evidence", lang), style="bold"),
         _evidence(f),
@@ -93,15 +99,22 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
     job = job_text(report)
     if job:
         console.print(_field("job", lang, job), style="dim")
+    healthy_findings = health_findings(report)
     if rc is not None:
         console.print(_finding_panel(report, rc, msg("root_cause", lang), "red"))
         for line in echo_lines(report):
             console.print(_t(line, style="dim"))
+        for line in precursor_lines(report):
+            console.print(_t(line, style="yellow"))
     elif report.only_symptoms:
         shown = next(f for f in report.findings if f.sig.kind == "symptom")
         console.print(Text(msg("no_root_cause", lang), style="bold yellow"))
         console.print(Text(msg("only_symptoms", lang)))
         console.print(_finding_panel(report, shown, msg("symptom", lang), "yellow"))
+    elif not report.failed and healthy_findings:
+        shown = healthy_findings[0]
+        console.print(Text(msg("health_headline", lang) + stop(lang), style="bold yellow"))
+        console.print(_finding_panel(report, shown, msg("health", lang), "yellow"))
     elif not report.failed:
         console.print(Text(msg("no_failure", lang) + stop(lang), style="bold green"))
     else:
@@ -113,7 +126,19 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
     masked = masked_finding(report)
     if masked is not None and masked is not shown:
         console.print(_finding_panel(report, masked, msg("also", lang), "magenta"))
-    others = [f for f in report.findings if f is not shown and f is not masked]
+    others = [f for f in report.findings if f is not shown and f is not masked and f.health is None]
+    rows = health_rows(report)
+    if rows:
+        table = Table(title=msg("health", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                      pad_edge=False)
+        table.add_column(msg("id", lang), overflow="fold")
+        table.add_column(msg("metric", lang), overflow="fold")
+        table.add_column(msg("steps", lang), no_wrap=True)
+        table.add_column(msg("values", lang), no_wrap=True)
+        table.add_column(msg("series", lang), no_wrap=True)
+        for row in rows:
+            table.add_row(*(_t(cell) for cell in row))
+        console.print(table)
     if others:
         table = Table(title=msg("other_findings", lang), title_justify="left", box=box.SIMPLE_HEAD,
                       show_edge=False, pad_edge=False)
@@ -137,7 +162,7 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
             where = short_where(u.first, with_rank=True) + (f"\n{u.frame}" if u.frame else "")
             table.add_row(_t(u.exc_type), _t(message), _t(str(u.count)), _t(where))
         console.print(table)
-    rows = timeline_rows(report)
+    rows = timeline_rows(report)  # type: ignore[assignment]
     if rows:
         table = Table(title=msg("timeline", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                       pad_edge=False)

@@ -73,7 +73,8 @@ class SearchIndex:
     head, by name, whose literals are searched there until each fact is found. `complete`: every rule and
     fact has a gate, so lines holding none can be skipped (otherwise every line must be fed). `also`: for
     each searched literal, the other sets of literals one of the items it guards needs (an empty tuple: an
-    item needs nothing more), so the fast search drops a line whose gate literal is all it holds.
+    item needs nothing more), so the fast search drops a line whose gate literal is all it holds. `metrics`:
+    which metric readers (match/metrics.py) may read a line; `metric_only`: the body literals only they need.
     """
 
     body: frozenset[str]
@@ -86,12 +87,15 @@ class SearchIndex:
     also: dict[str, tuple[tuple[tuple[str, ...], ...], ...]]
     every: frozenset[str]  # every literal any gate names: what a physical line is searched for
     searches: dict[str, LiteralSearch] = field(default_factory=dict, compare=False)
+    metrics: GateIndex = field(default_factory=GateIndex)
+    metric_only: frozenset[str] = frozenset()
 
     @classmethod
     def build(cls, rule_gates: Sequence[GateSpec], fact_gates: Sequence[GateSpec],
               fact_kinds: Sequence[tuple[str, str]], file_gates: Sequence[GateSpec],
-              always: Iterable[str]) -> SearchIndex:
-        """`fact_kinds`: (name, "first" | "last" | "job") per fact, in the order of `fact_gates`."""
+              always: Iterable[str], metric_gates: Sequence[tuple[str, ...]] = ()) -> SearchIndex:
+        """`fact_kinds`: (name, "first" | "last" | "job") per fact, in the order of `fact_gates`; `metric_gates`:
+        the literals of each metric reader (a line holding none of a reader's is not read by it)."""
         complete = all(g is not None for g in (*rule_gates, *fact_gates, *file_gates))
         always = tuple(always)
         static: set[str] = set(always)
@@ -105,8 +109,10 @@ class SearchIndex:
                 static.update(gate[0])
             elif kind == "first":
                 first.setdefault(name, set()).update(gate[0] if gate else ())
-        also: dict[str, set[tuple[tuple[str, ...], ...]]] = {lit: {()} for lit in always}
-        for gate in (*rule_gates, *fact_gates, *file_gates):
+        metric_only = {lit for g in metric_gates for lit in g} - static
+        static |= metric_only
+        also: dict[str, set[tuple[tuple[str, ...], ...]]] = {lit: {()} for lit in (*always, *metric_only)}
+        for gate in (*rule_gates, *fact_gates, *file_gates, *((g, ()) for g in metric_gates)):
             if gate is not None:
                 for lit in gate[0]:
                     also.setdefault(lit, set()).add(gate[1])
@@ -114,7 +120,8 @@ class SearchIndex:
         return cls(frozenset(static), tuple((n, frozenset(v)) for n, v in first.items()), complete,
                    GateIndex.build(rule_gates), GateIndex.build(fact_gates), GateIndex.build(late),
                    GateIndex.build(file_gates),
-                   {lit: tuple(sorted(v, key=len)) for lit, v in also.items()}, every)
+                   {lit: tuple(sorted(v, key=len)) for lit, v in also.items()}, every,
+                   metrics=GateIndex.build((g, ()) for g in metric_gates), metric_only=frozenset(metric_only))
 
     @property
     def head(self) -> frozenset[str]:
@@ -133,6 +140,12 @@ class SearchIndex:
         return self._search("body", self.body)
 
     @property
+    def quiet_search(self) -> LiteralSearch:
+        """What makes a stretch of a file busy for the split (split.py): a metric record leaves no scanner waiting
+        (the health series of a later part are replayed after the earlier parts, judge/health.py)."""
+        return self._search("quiet", self.body - self.metric_only)
+
+    @property
     def head_search(self) -> LiteralSearch:
         return self._search("head", self.head)
 
@@ -143,7 +156,7 @@ class SearchIndex:
     def compiled_engines(self) -> dict[str, bytes]:
         """The compiled Hyperscan databases of the three literal sets (for the database cache)."""
         out = {}
-        for literals in (self.body, self.head, self.every):
+        for literals in (self.body, self.head, self.every, self.body - self.metric_only):
             data = compiled_bytes(literals)
             if data is not None:
                 out[literal_key(literals)] = data
