@@ -128,6 +128,18 @@ def test_a_crash_after_the_trend_links_them(db: Database) -> None:
     assert "← began earlier: Gradient norm exploded" in out.getvalue() and "from step 7" in out.getvalue()
 
 
+def test_a_trend_is_tied_only_to_a_failure_it_can_cause(db: Database) -> None:
+    # the same grad-norm explosion, then a CUDA OOM (cuda-oom's example line): an OOM is no NaN, so the health
+    # finding stays a finding of its own, not "where the failure began"
+    oom = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.06 GiB. GPU 0 has a total capacty of "
+           "23.70 GiB of which 1.27 GiB is free. Including non-PyTorch memory, this process has 22.43 GiB memory in use.")
+    report = diagnose_text(db, "\n".join([*_verl_lines([0.33, 0.31, 0.36, 0.35, 0.3, 0.34, 0.9, 1.6, 4.2]), oom]))
+    assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
+    assert any(f.sig.id == "grad-norm-explosion" for f in report.findings)
+    assert report.story is not None and report.story.precursors == []
+    assert to_json(report)["precursors"] == []
+
+
 def test_json_carries_the_series_summary_and_the_start_step() -> None:
     code = subprocess.run([sys.executable, "-m", "diagnoser", str(HEALTH / "megatron-grad-spike-loss-vanished.log"),
                            "--format", "json"], capture_output=True, text=True, timeout=120)
@@ -251,3 +263,13 @@ def test_diagnose_run_exit_on_health_stops_the_command(tmp_path: Path) -> None:
                            str(script)], capture_output=True, text=True, env=env, timeout=120, check=False)
     assert proc.returncode == 1 and "grad-norm-explosion" in proc.stderr
     assert proc.stdout.count("step:") < 600  # stopped long before the end
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_the_health_table_keeps_ids_and_metric_names_whole(db: Database, width: int) -> None:
+    report = diagnose_text(db, (HEALTH / "verl-console-mismatch-grad-nan.log").read_text(encoding="utf-8"))
+    out = io.StringIO()
+    render_text(report, out, color=False, width=width)
+    lines = out.getvalue().splitlines()
+    assert any("train-infer-mismatch" in line and "training/rollout_probs_diff_mean" in line for line in lines)
+    assert all(len(line) <= width for line in lines)

@@ -205,7 +205,7 @@ class HealthBook:
         for ref in s.refs:
             clause = _clause(signatures, ref)
             state = s.states.setdefault(ref, ClauseState())
-            if clause is None or not clause.vanished or state.done:
+            if clause is None or not clause.vanished or state.done or ref in event.excused:
                 continue
             state.done = True
             last = s.recent[-1] if s.recent else (step, math.nan, event.line.lineno, "")

@@ -151,11 +151,13 @@ def _before(f: Finding, root: Finding) -> bool:
 
 
 def precursors(ranked: list[Finding], root: Finding | None) -> list[Finding]:
-    """The health findings that tripped before the root cause: the run was going bad before it failed (a grad norm
-    exploding before the NaN), so the earliest of them is where the failure began."""
+    """The health findings that tripped before the root cause and whose rule names it in `leads_to`: the run was
+    going bad before it failed (a grad norm exploding before the NaN), so the earliest of them is where the failure
+    began. A trend that cannot cause this failure (slow steps before a CUDA OOM) is not tied to it."""
     if root is None:
         return []
-    found = [f for f in ranked if f.health is not None and f is not root and _before(f, root)]
+    found = [f for f in ranked if f.health is not None and f is not root and root.sig.id in f.sig.leads_to
+             and _before(f, root)]
     return sorted(found, key=lambda f: (f.first.source_index, f.health.start_line if f.health else f.first.line))
 
 

@@ -75,6 +75,7 @@ class MetricEvent:
     values: tuple[tuple[str, float, str, tuple[tuple[str, int], ...]], ...]
     head: str
     line: LogLine
+    excused: tuple[tuple[str, int], ...] = ()  # the `vanished` clauses this record excuses (MetricClause.excused_by)
 
 
 Event = HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent | MetricEvent

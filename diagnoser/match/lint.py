@@ -41,6 +41,7 @@ def lint(db: Database, folders: Iterable[Path] = (), only: Iterable[str] | None 
     wanted = set(only) if only is not None else None
     sigs = [cs for cs in db.signatures if wanted is None or cs.sig.id in wanted]
     problems: list[Problem] = []
+    known = {cs.sig.id for cs in db.signatures}
     for cs in sigs:
         sig = cs.sig
         for rule in cs.rules:
@@ -54,6 +55,10 @@ def lint(db: Database, folders: Iterable[Path] = (), only: Iterable[str] | None 
         problems += _declared_literals(sig)
         problems += _look_alikes(sig, [r.gate.literals for r in cs.rules if r.gate is not None],
                                  any(r.gate is not None and r.gate.fold for r in cs.rules))
+        for other in sig.leads_to:
+            if other not in known:
+                problems.append(Problem(sig.path, "leads_to", f"names {other!r}, which is no signature's id here",
+                                        WARNING))
         if sig.kind == "symptom" and not sig.symptom_of:
             problems.append(Problem(sig.path, "symptom_of", f"a {sig.role} names the causes it echoes or confirms"))
         for i, ref in enumerate(sig.references):

@@ -21,6 +21,7 @@ class MetricRule:
     not_names: tuple[LazyPattern, ...]
     divide_by: LazyPattern | None
     vanished: bool = False  # the clause notices a key missing from a record
+    excused_by: tuple[LazyPattern, ...] = ()  # ... unless the record prints one of these keys above 0
 
     def reads(self, key: str) -> bool:
         return any(p.search(key) for p in self.names) and not any(p.search(key) for p in self.not_names)
@@ -31,7 +32,8 @@ def metric_watch(signatures: Iterable[Signature]) -> MetricWatch | None:
     were checked when the signature was parsed (parse.py); each compiles on first use."""
     rules = [MetricRule((sig.id, k), tuple(LazyPattern(p) for p in clause.names),
                         tuple(LazyPattern(p) for p in clause.not_names),
-                        LazyPattern(clause.divide_by) if clause.divide_by else None, clause.vanished)
+                        LazyPattern(clause.divide_by) if clause.divide_by else None, clause.vanished,
+                        tuple(LazyPattern(p) for p in clause.excused_by))
              for sig in signatures for k, clause in enumerate(sig.metric)]
     return MetricWatch(tuple(rules)) if rules else None
 
@@ -46,6 +48,12 @@ class MetricWatch:
         self.rules = rules
         self.vanishing = any(r.vanished for r in rules)  # every record counts, even one with no value read
         self._memo: dict[str, tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]] = {}
+
+    def excused(self, record: Record) -> tuple[Ref, ...]:
+        """The `vanished` clauses this record excuses: it prints a key of their `excused_by` above 0."""
+        return tuple(r.ref for r in self.rules if r.excused_by and any(
+            (number(printed) or 0) > 0 for key, printed, _token in record.pairs
+            if any(p.search(key) for p in r.excused_by)))
 
     def refs(self, key: str) -> tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]:
         """(clauses that read `key` itself, clauses that read it divided by another key: (ref, divisor))."""

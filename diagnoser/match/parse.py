@@ -65,6 +65,9 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         raise r.fail("match", "a signature has either `match` (log lines) or `metric` (a health rule), not both"
                      if "match" in doc else "missing (or `metric` for a health rule)")
     metric = _parse_metric(r, doc["metric"]) if "metric" in doc else ()
+    leads_to = r.strings(doc.get("leads_to"), "leads_to")
+    if leads_to and not metric:
+        raise r.fail("leads_to", "only a health rule (`metric`) names the failures its trend leads to")
     match = r.mapping(doc.get("match") or {"any": []}, "match")
     r.only(match, "match", ("any", "all", "not", "frames"))
     if "any" not in match:
@@ -111,7 +114,7 @@ def parse_signature(data: object, path: str, layer: str | None = None) -> Signat
         any=any_, any_literals=any_literals, any_all=any_all, any_not=any_not, all=all_, not_=not_,
         facts=tuple(facts), why=why, remedy=remedy, references=references,
         falsepositives=falsepositives, examples_match=ex_match, examples_no_match=ex_no,
-        todo=todo, path=path, role=role, frames=frames, metric=metric,
+        todo=todo, path=path, role=role, frames=frames, metric=metric, leads_to=leads_to,
     )
 
 
@@ -193,14 +196,15 @@ def _parse_metric(r: YamlReader, value: object) -> tuple[MetricClause, ...]:
     for i, item in enumerate(value):
         where = f"metric[{i}]"
         data = r.mapping(item, where)
-        r.only(data, where, ("names", "not_names", "divide_by", *_TESTS, *_COUNTS))
+        r.only(data, where, ("names", "not_names", "divide_by", "excused_by", *_TESTS, *_COUNTS))
         if "names" not in data:
             raise r.fail(f"{where}.names", "missing")
         kw: dict[str, object] = {"names": r.strings(data["names"], f"{where}.names", allow_empty_list=False),
-                                 "not_names": r.strings(data.get("not_names"), f"{where}.not_names")}
+                                 "not_names": r.strings(data.get("not_names"), f"{where}.not_names"),
+                                 "excused_by": r.strings(data.get("excused_by"), f"{where}.excused_by")}
         if "divide_by" in data:
             kw["divide_by"] = r.string(data["divide_by"], f"{where}.divide_by")
-        for key in ("names", "not_names", "divide_by"):
+        for key in ("names", "not_names", "divide_by", "excused_by"):
             value = kw.get(key)
             patterns = (value,) if isinstance(value, str) else value if isinstance(value, tuple) else ()
             for pattern in patterns:
@@ -220,6 +224,8 @@ def _parse_metric(r: YamlReader, value: object) -> tuple[MetricClause, ...]:
             if data["vanished"] is not True:
                 raise r.fail(f"{where}.vanished", "must be true (or left out)")
             kw["vanished"] = True
+        elif kw["excused_by"]:
+            raise r.fail(f"{where}.excused_by", "only a `vanished` test is excused")
         if not any(key in data for key in _TESTS):
             raise r.fail(where, f"needs a test: one of {', '.join(_TESTS)}")
         for key, (low_n, high_n) in _COUNTS.items():

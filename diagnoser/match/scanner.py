@@ -159,7 +159,8 @@ class SourceScanner(HitDecider):
             return
         values = watched(record, watch)
         if (values or watch.vanishing) and line.lineno >= self.metrics_from:
-            self.emit(MetricEvent(record.reader, record.step, tuple(values), record.head, line))
+            self.emit(MetricEvent(record.reader, record.step, tuple(values), record.head, line,
+                                  watch.excused(record) if watch.vanishing else ()))
 
     def flush(self) -> None:
         """The input went quiet (live mode): close open tracebacks, decide the hits that wait on lines."""

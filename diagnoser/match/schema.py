@@ -25,7 +25,7 @@ WHEN_OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "present")
 # The order the fields are written in; the database lint holds built-in files to it.
 FIELD_ORDER = (
     "id", "title", "kind", "role", "severity", "layer", "verdict", "frameworks", "symptom_of", "only_with_failure",
-    "match", "metric", "facts", "why", "remedy", "references", "falsepositives", "examples",
+    "match", "metric", "leads_to", "facts", "why", "remedy", "references", "falsepositives", "examples",
 )
 REQUIRED = ("id", "title", "kind", "severity", "why", "remedy", "references", "examples")  # and `match` or `metric`
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -95,7 +95,8 @@ class MetricClause:
     (the mean of the last `smooth` points) for `sustain` points in a row; the first `skip` points only teach
     the baselines. Baselines: the median of the previous `window` points, the median of the first `early`
     points, the highest value so far (the peak). `vanished`: the key was in earlier records of its format and
-    is missing from this one (Megatron drops a NaN loss from its line).
+    is missing from this one (Megatron drops a NaN loss from its line), unless a key of that record matching
+    `excused_by` is above 0 (Megatron also drops the loss of an interval whose iterations were all skipped).
     """
 
     names: tuple[str, ...]
@@ -109,6 +110,7 @@ class MetricClause:
     below_early: float | None = None  # value < k x median of the first `early` points
     below_peak: float | None = None  # value - base < k x (peak - base); base = min(0, lowest value so far)
     vanished: bool = False
+    excused_by: tuple[str, ...] = ()  # keys of the same record: one above 0 excuses a vanished key (fp16 skips)
     window: int = 20
     early: int = 5
     smooth: int = 1
@@ -165,6 +167,7 @@ class Signature:
     # `match.frames`: sequences of frames (outermost first) that recognise a traceback cut before its exception line
     frames: tuple[tuple[FramePattern, ...], ...] = ()
     metric: tuple[MetricClause, ...] = ()  # a health rule: it reads metric series instead of matching lines
+    leads_to: tuple[str, ...] = ()  # a health rule: the failures its trend can cause (the story ties them)
 
     def __post_init__(self) -> None:
         if not self.role:

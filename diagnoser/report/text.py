@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -34,6 +35,7 @@ from .words import (
 )
 
 MAX_TIMELINE_ROWS = 12
+SPARK_MIN, SPARK_MAX = 16, 48  # the sparkline's width in the health table
 
 
 def _t(text: str, style: str = "") -> Text:
@@ -90,6 +92,29 @@ def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Pane
     return Panel(Group(*body), title=title, title_align="left", border_style=style, box=box.ROUNDED)
 
 
+def _health_table(console: Console, report: Report) -> None:
+    """One row per health finding with its series as a sparkline, as wide as the terminal leaves room for; where a
+    readable one does not fit beside the other columns (80 columns and a long metric name), two lines a finding."""
+    lang = report.lang
+    heads = [msg(k, lang) for k in ("id", "metric", "steps", "values")]
+    rows = health_rows(report, 1)
+    # each column and the gap after it (padding, the box's divider, padding)
+    room = console.width - sum(max(cell_len(h), *(cell_len(r[i]) for r in rows)) + 3 for i, h in enumerate(heads))
+    if room < SPARK_MIN:
+        console.print(Text(msg("health", lang), style="italic"))
+        for row in health_rows(report, min(console.width - 2, SPARK_MAX)):
+            console.print(_t(" · ".join(row[:4])))
+            console.print(_t("  " + row[4]))
+        return
+    table = Table(title=msg("health", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False)
+    for head in (*heads, msg("series", lang)):
+        table.add_column(head, no_wrap=True)
+    for row in health_rows(report, min(room, SPARK_MAX)):
+        table.add_row(*(_t(cell) for cell in row))
+    console.print(table)
+
+
 def render_text(report: Report, out: TextIO, *, color: bool, width: int | None = None) -> None:
     console = Console(file=out, no_color=not color, force_terminal=color if color else None,
                       highlight=False, width=width, emoji=False, soft_wrap=False)
@@ -127,18 +152,8 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
     if masked is not None and masked is not shown:
         console.print(_finding_panel(report, masked, msg("also", lang), "magenta"))
     others = [f for f in report.findings if f is not shown and f is not masked and f.health is None]
-    rows = health_rows(report)
-    if rows:
-        table = Table(title=msg("health", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                      pad_edge=False)
-        table.add_column(msg("id", lang), overflow="fold")
-        table.add_column(msg("metric", lang), overflow="fold")
-        table.add_column(msg("steps", lang), no_wrap=True)
-        table.add_column(msg("values", lang), no_wrap=True)
-        table.add_column(msg("series", lang), no_wrap=True)
-        for row in rows:
-            table.add_row(*(_t(cell) for cell in row))
-        console.print(table)
+    if health_findings(report):
+        _health_table(console, report)
     if others:
         table = Table(title=msg("other_findings", lang), title_justify="left", box=box.SIMPLE_HEAD,
                       show_edge=False, pad_edge=False)
