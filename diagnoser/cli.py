@@ -25,6 +25,7 @@ from .console import (
     RayTimeout,
     Signatures,
     Warner,
+    bundle_app,
     choose_language,
     emit_report,
     explain_signature,
@@ -126,6 +127,7 @@ def diagnose_command(
     """Read a training job's logs and name the root cause of its failure, with the remedy.
 
     Also: `diagnose run [--log FILE] -- CMD ARGS...` runs a training command and diagnoses it live.
+    `diagnose bundle DIR... -o job-report.tar.gz` packs the report and the evidence for a maintainer, secrets redacted.
     """
     ray = ray_target(ray_address, ray_paths, ray_timeout)
     if follow_paths:
@@ -265,7 +267,8 @@ def _tell(err: TextIO, line: str) -> None:
 
 
 def _main(args: list[str], lang: str) -> int:
-    target = {"run": run_app, "learn": learn_app, "check-signatures": check_app}.get(args[0] if args else "", app)
+    subcommands = {"run": run_app, "learn": learn_app, "check-signatures": check_app, "bundle": bundle_app}
+    target = subcommands.get(args[0] if args else "", app)
     if target is not app:
         args = args[1:]
     command = typer.main.get_command(target)

@@ -1,5 +1,6 @@
 """The terminal side of the command: warnings on stderr, the report's language, the inputs named on the
-command line, the options several commands share, and writing a report in the format asked for."""
+command line, the options several commands share, writing a report in the format asked for, and the
+`diagnose bundle` subcommand (cli.py dispatches to it; it is here to keep cli.py readable)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import typer
 
 from .errors import UsageError
 from .i18n import LANGS, Msg, detect_lang, localized, msg
-from .match.database import Database
+from .match.database import Database, load_database
+from .modes.batch import default_jobs
+from .modes.bundle import Bundle, cluster_bundle, local_bundle, write_bundle
 from .modes.live import LiveSession, parse_duration
 from .modes.ray import RAY_TIMEOUT, RayTarget
 from .read.sources import Source
@@ -135,6 +138,14 @@ def explain_signature(db: Database, sig_id: str, lang: str) -> int:
     return 0
 
 
+def bundle_summary(bundle: Bundle, lang: str) -> str:
+    """One line on what was written, and what was redacted (kind × count, never a value)."""
+    redacted = ", ".join(f"{kind} × {n}" for kind, n in sorted(bundle.redacted.items())) or msg("nothing", lang)
+    kib = max(1, round(bundle.path.stat().st_size / 1024))
+    return msg("bundle_written", lang, path=printable(str(bundle.path)), kib=kib, members=len(bundle.members),
+               redacted=redacted)
+
+
 def parse_duration_option(text: str) -> float:
     """A duration option (--hang-after), or a usage error."""
     try:
@@ -169,3 +180,33 @@ def lang_of(args: list[str]) -> str:
             return value
     return detect_lang()
 
+
+bundle_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@bundle_app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def bundle_command(
+    paths: Annotated[list[Path] | None, typer.Argument(help="The job's log files or folders.", show_default=False)
+                     ] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The tarball to write.")
+                      ] = Path("job-report.tar.gz"),
+    ray_address: RayAddress = None, ray_paths: RayPaths = None, ray_timeout: RayTimeout = None,
+    signatures: Signatures = None, lang: Lang = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes for scanning.")] = None,
+) -> None:
+    """Pack what a maintainer asks for into one tarball: the report (Markdown, JSON), each rank's first error with
+    its context, facts and versions, flight-recorder / py-spy dumps; secrets redacted (and counted)."""
+    language = choose_language(lang)
+    warn = Warner(language)
+    ray = ray_target(ray_address, ray_paths, ray_timeout)
+    if not paths and ray is None:
+        raise UsageError(Msg("err_bundle_input"))
+    db = load_database(signatures or [])
+    sources = input_sources(paths, warn) if paths else []
+    roots = [Path(os.path.abspath(p)) for p in paths or []]
+    if ray is not None:
+        report, parts = cluster_bundle(db, ray, sources, roots, language, warn, jobs or default_jobs())
+    else:
+        report, parts = local_bundle(db, sources, roots, language, warn, jobs or default_jobs())
+    print(bundle_summary(write_bundle(output, report, parts), language))
+    raise typer.Exit(1 if report.failed else 0)  # the diagnosis's exit status

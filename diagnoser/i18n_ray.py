@@ -1,4 +1,4 @@
-"""The words of `diagnose --ray` (a live Ray cluster's nodes), in en and zh: part of
+"""The words of `diagnose --ray` (a live Ray cluster's nodes) and `diagnose bundle`, in en and zh: part of
 i18n.py's table (which merges them in), kept in a file of their own so that table stays small enough to read."""
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ RAY_MESSAGES: dict[str, dict[str, str]] = {
         "（Ray Jobs 除外：head 上的 job-driver-*.log）。"
         "请把 driver 的日志加到命令中：diagnose --ray ADDRESS driver.log",
     },
+    "err_bundle_input": {"en": "diagnose bundle needs the job's log files or folders, or --ray ADDRESS",
+                         "zh": "diagnose bundle 需要任务的日志文件或文件夹，或 --ray ADDRESS"},
+    "bundle_written": {"en": "wrote {path} ({kib} KiB, {members} files); redacted: {redacted}",
+                       "zh": "已写入 {path}（{kib} KiB，{members} 个文件）；已脱敏：{redacted}"},
+    "nothing": {"en": "nothing", "zh": "无"},
     "err_ray_missing": {"en": "--ray needs Ray, which is not installed here: pip install 'diagnoser[ray]'",
                         "zh": "--ray 需要 Ray，但本机未安装：pip install 'diagnoser[ray]'"},
     "err_ray_client": {"en": "a ray:// address needs Ray Client: pip install 'ray[client]'",

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -207,3 +208,28 @@ def test_ray_paths_without_ray_is_a_usage_error(tmp_path: Path) -> None:
                           capture_output=True, text=True, env={**os.environ, "LANG": "C.UTF-8"}, check=False)
     assert proc.returncode == 2 and "--ray-paths and --ray-timeout go with --ray" in proc.stderr
 
+
+def test_bundle_from_every_node_has_no_planted_secret(planted: RayCluster, tmp_path: Path) -> None:
+    from .test_bundle import SECRETS
+
+    secret_lines = [f"HF_TOKEN={SECRETS['hf']}", f"'AWS_SECRET_ACCESS_KEY': '{SECRETS['aws_secret']}'",
+                    f"{{'Authorization': 'Bearer {SECRETS['bearer']}'}}"]
+    Path(planted.logs_dir("worker1"), WORKER_FILE.format(pid=6161)).write_text(
+        "\n".join(secret_lines) + "\n" + OOM.replace("[rank5]", "[rank6]"), encoding="utf-8")
+    (tmp_path / "py-spy-rank6.txt").write_text(
+        "Process 6161: python train.py\nPython v3.11.7 (/usr/bin/python3.11)\n\nThread 6161 (active): \"MainThread\"\n"
+        f"    login (wandb/sdk/wandb_login.py:89)\n        key: \"{SECRETS['wandb_hex']}\"\n", encoding="utf-8")
+    code, out, err = diagnose(planted, "bundle", "--ray", "auto", "--ray-paths", str(tmp_path), "-o", "b.tar.gz",
+                              cwd=tmp_path)
+    assert code == 1, err
+    with tarfile.open(tmp_path / "b.tar.gz") as tar:
+        files = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isreg()}  # type: ignore[union-attr]
+    everything = b"".join(files.values())
+    for value in (SECRETS["hf"], SECRETS["aws_secret"], SECRETS["bearer"], SECRETS["wandb_hex"]):
+        assert value.encode() not in everything
+    report = json.loads(files["job-report/report.json"])
+    assert {n["state"] for n in report["nodes"] if n["ip"] == planted.ip("worker1")} == {"scanned"}
+    first_errors = files["job-report/first-errors.md"].decode()
+    assert planted.ip("worker1") + ":" in first_errors and "[REDACTED:huggingface-token]" in first_errors
+    assert any(name.startswith("job-report/artifacts/") and "py-spy-rank6" in name for name in files)
+    assert "huggingface-token" in files["job-report/README.txt"].decode() and "redacted:" in out

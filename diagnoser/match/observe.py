@@ -78,7 +78,29 @@ CHECKPOINT: tuple[Observation, ...] = (
     Observation("last_checkpoint", r"Checkpoint (?P<ckpt_path>global_step(?P<ckpt_step>\d+)) is ready now", "last"),
 )
 
-OBSERVATIONS: tuple[Observation, ...] = JOB + CHECKPOINT
+VERSIONS: tuple[Observation, ...] = (
+    # the versions a job's logs print (the first one seen), for the report's facts and a maintainer's bundle
+    # Ray's GCS at start (src/ray/gcs/gcs_server_main.cc): "Ray cluster metadata ray_version=2.60.0 ray_commit=..."
+    Observation("version_ray", r"Ray cluster metadata ray_version=(?P<version_ray>\d+\.\d+[\w.+-]*)"),
+    # vLLM's engine (vllm/engine/llm_engine.py, vllm/v1/engine): "Initializing a V0 LLM engine (v0.8.5.post1) with
+    # config: ...", older "Initializing an LLM engine (v0.6.5) with config: ..."
+    Observation("version_vllm", r"Initializing an? (?:V\d )?LLM engine \(v(?P<version_vllm>\d+\.\d+[\w.+-]*)\)"),
+    # NCCL_DEBUG=INFO (src/init.cc): "NCCL INFO NCCL version 2.21.5+cuda12.4"
+    Observation("version_nccl", r"NCCL INFO NCCL version (?P<version_nccl>\d+\.\d+\.\d+[\w.+-]*)"),
+    # DeepSpeed's engine (deepspeed/runtime/engine.py): "DeepSpeed info: version=0.15.0, git-hash=..., git-branch=..."
+    Observation("version_deepspeed", r"DeepSpeed info: version=(?P<version_deepspeed>\d+\.\d+[\w.+-]*?),"),
+    # ChatLearn (chatlearn/utils/...initialize.py): "init chatlearn done, version 1.2.0"
+    Observation("version_chatlearn", r"init chatlearn done, version (?P<version_chatlearn>\d+\.\d+[\w.+-]*)"),
+    # PyTorch's collect_env (torch/utils/collect_env.py): "PyTorch version: 2.4.0+cu121"
+    Observation("version_torch", r"^PyTorch version: (?P<version_torch>\d+\.\d+[\w.+-]*)"),
+    # a Hugging Face config printed whole (PretrainedConfig.__repr__): '"transformers_version": "4.51.3"'
+    Observation("version_transformers", r'"transformers_version": "(?P<version_transformers>\d+\.\d+[\w.+-]*)"'),
+    # nvidia-smi's header: "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4     |"
+    Observation("version_nvidia_driver", r"Driver Version: (?P<version_nvidia_driver>\d+\.\d+(?:\.\d+)?)"),
+    Observation("version_cuda", r"Driver Version: [\d.]+\s+CUDA Version: (?P<version_cuda>\d+\.\d+)"),
+)
+
+OBSERVATIONS: tuple[Observation, ...] = JOB + CHECKPOINT + VERSIONS
 
 
 # A line that says training moved on; a live session that sees none for long reports a hang.

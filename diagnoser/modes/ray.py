@@ -32,6 +32,7 @@ from ..read.sources import Source
 from ..report.model import Report
 from ..report.nodes import NodeState
 from .batch import scan_sources
+from .bundle_parts import Parts
 from .pipeline import Pipeline, Warn, _ignore
 from .ray_node import NodeJob, NodeResult, scan_node
 
@@ -41,7 +42,7 @@ INDEX_STRIDE = 1 << 32  # node k numbers its sources from (k + 1) * INDEX_STRIDE
 DEAD_NODES_SHOWN = 50
 
 
-Scanned = tuple[list[Collector], list[NodeState]]
+Scanned = tuple[list[Collector], list[NodeState], list[Parts]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +161,19 @@ def node_failure(node: NodeState, exc: BaseException) -> None:
 
 
 def scan_cluster(ray: Any, db: Database, ray_paths: list[str], timeout: float, fast: bool = True,
-                 warn: Warn = _ignore) -> Scanned:
-    """Scan every alive node at once; the collectors of those that answered in time, and every node's state."""
+                 warn: Warn = _ignore, with_parts: bool = False) -> Scanned:
+    """Scan every alive node at once; the collectors of those that answered in time, every node's state, and
+    (with_parts) their bundle pieces."""
     alive, dead = cluster_nodes(ray)
     signatures = ray.put(list(db.by_id().values()))
     task = ray.remote(max_retries=0)(scan_node)
     refs: dict[Any, NodeState] = {}
     for k, node in enumerate(alive):
-        job = NodeJob(node.ip, (k + 1) * INDEX_STRIDE, tuple(ray_paths), node.log_dir, fast)
+        job = NodeJob(node.ip, (k + 1) * INDEX_STRIDE, tuple(ray_paths), node.log_dir, fast, with_parts)
         refs[task.options(**pinned(node.node_id)).remote(job, signatures)] = node
     ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
     answered: dict[int, Collector] = {}
+    parts: list[Parts] = []
     position = {ref: k for k, ref in enumerate(refs)}
     for ref in ready:
         node = refs[ref]
@@ -183,6 +186,8 @@ def scan_cluster(ray: Any, db: Database, ray_paths: list[str], timeout: float, f
         node.hostname = node.hostname or result.hostname
         result.collector.signatures = db.by_id()
         answered[position[ref]] = result.collector
+        if result.parts is not None:
+            parts.append(result.parts)
         for w in result.warnings:
             warn(w)
     for ref in late:
@@ -191,18 +196,25 @@ def scan_cluster(ray: Any, db: Database, ray_paths: list[str], timeout: float, f
         with contextlib.suppress(Exception):  # best effort: the node may be gone
             ray.cancel(ref, force=True)
     collectors = [answered[k] for k in sorted(answered)]  # node order: the report does not depend on who was first
-    return collectors, alive + dead
+    return collectors, alive + dead, parts
 
 
-def diagnose_cluster(db: Database, target: RayTarget, local: list[Source], lang: str = "en", warn: Warn = _ignore,
-                     job_status: str | None = None, jobs: int = 1, fast: bool = True) -> Report:
-    """The report of a whole cluster: every node's logs, plus the local files named on the command line."""
+def cluster_report(db: Database, target: RayTarget, local: list[Source], lang: str = "en", warn: Warn = _ignore,
+                   job_status: str | None = None, jobs: int = 1, fast: bool = True,
+                   with_parts: bool = False) -> tuple[Report, list[Parts]]:
+    """The report of a whole cluster: every node's logs, plus the local files named on the command line; with
+    `with_parts`, each node's pieces for a bundle (modes/bundle_parts.py)."""
     pipeline = Pipeline(db, warn)
     with connected(target.address, target.timeout) as ray:
-        collectors, nodes = scan_cluster(ray, db, list(target.paths), target.timeout, fast, warn)
+        collectors, nodes, parts = scan_cluster(ray, db, list(target.paths), target.timeout, fast, warn, with_parts)
     scan_sources(pipeline, local, jobs, fast)
     for collector in collectors:
         pipeline.add(collector)
     report = pipeline.report(lang, job_status)
     report.nodes = nodes
-    return report
+    return report, parts
+
+
+def diagnose_cluster(db: Database, target: RayTarget, local: list[Source], lang: str = "en", warn: Warn = _ignore,
+                     job_status: str | None = None, jobs: int = 1, fast: bool = True) -> Report:
+    return cluster_report(db, target, local, lang, warn, job_status, jobs, fast)[0]

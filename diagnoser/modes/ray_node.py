@@ -28,7 +28,9 @@ from ..match.schema import Signature
 from ..read.follow import Follower
 from ..read.sources import Source
 from ..read.walk import describe, expand
+from ..report.redact import Redactor
 from .batch import scan_sources
+from .bundle_parts import Parts, artifacts, excerpts, safe_sources
 from .pipeline import Pipeline
 
 MAX_QUEUE = 20_000  # events a followed node keeps for the driver; more are dropped (and counted)
@@ -45,6 +47,7 @@ class NodeJob:
     paths: tuple[str, ...] = ()  # --ray-paths: files or folders on the node
     log_dir: str | None = None  # the driver's guess of the node's session logs (the node's own view wins)
     fast: bool = True
+    bundle: bool = False  # also gather the pieces of a bundle (excerpts, artifacts), redacted here
 
 
 @dataclass(slots=True)
@@ -56,6 +59,7 @@ class NodeResult:
     collector: Collector
     warnings: list[str]
     seconds: float
+    parts: Parts | None = None
 
 
 def own_logs_dir() -> str | None:
@@ -121,12 +125,21 @@ def scan_node(job: NodeJob, signatures: list[Signature]) -> NodeResult:
     warnings: list[str] = []
     log_dir, roots = _roots(job, warnings.append)
     sources = node_sources(roots, job.ip, warnings.append)
+    if job.bundle:
+        sources = safe_sources(sources, roots)  # no credentials file, no link out of the folders
     pipeline = Pipeline(build_database(signatures, check_refs=False), warnings.append)
     scan_sources(pipeline, sources, jobs=1, fast=job.fast, first_index=job.index_base)
     collector = pipeline.collector
+    parts = None
+    if job.bundle:
+        collector.finalize()  # every source is whole on this node: its deferred hits can be decided here
+        redactor = Redactor()
+        parts = Parts(excerpts([m.where for m in collector.timeline.values()], sources, redactor))
+        parts.artifacts, parts.left_out = artifacts(roots, f"{job.ip}:", redactor)
+        parts.redacted.update(redactor.counts)
     collector.signatures = {}  # the driver has them; findings keep their own
     return NodeResult(job.ip, socket.gethostname(), log_dir, len(sources), collector, warnings,
-                      time.monotonic() - started)
+                      time.monotonic() - started, parts)
 
 
 @dataclass(slots=True)
