@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import sys
+from pathlib import Path
 
 import pytest
 
 from diagnoser.cli import main
 from diagnoser.console import Format, emit_report
 from diagnoser.match.database import load_database
+from diagnoser.match.portable import portable, rebuild
 from diagnoser.modes.batch import diagnose_text
 from diagnoser.report.model import Report
 from diagnoser.report.nodes import NodeState
+
+SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_logs").glob("*/*.log"))[::8]
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -88,3 +93,15 @@ def test_no_nodes_key_for_local_files() -> None:
     out = io.StringIO()
     emit_report(_local_report(), Format.json, out)
     assert "nodes" not in json.loads(out.getvalue())
+
+
+def test_the_database_sent_to_the_nodes_diagnoses_as_the_local_one() -> None:
+    # --ray sends each node the compiled database (match/portable.py) through pickle, as Ray does
+    db = load_database()
+    again = rebuild(pickle.loads(pickle.dumps(portable(db))))
+    assert [cs.sig.id for cs in again.signatures] == [cs.sig.id for cs in db.signatures]
+    for sample in SAMPLES:
+        text = sample.read_text(encoding="utf-8", errors="replace")
+        expected, got = diagnose_text(db, text), diagnose_text(again, text)
+        assert [(f.sig.id, f.count, f.ranks) for f in got.findings] == \
+            [(f.sig.id, f.count, f.ranks) for f in expected.findings], sample

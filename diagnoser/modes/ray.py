@@ -8,7 +8,8 @@ one report, as if every file had been local. A node that Ray reports dead, that 
 not answer in time is listed with how to fetch its logs; none of them stops the command or hangs it.
 
 The package ships itself to the nodes (runtime_env py_modules), so a node needs only Python and the few
-libraries diagnoser imports; the signatures travel with the call.
+libraries diagnoser imports. The driver's database (built-in and --signatures alike) travels with the call in
+its compiled form (match/portable.py), prepared while the driver joins the cluster, so no node compiles it again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +30,7 @@ from ..errors import InputError, UsageError
 from ..i18n import Msg
 from ..judge.collector import Collector
 from ..match.database import Database
+from ..match.portable import portable
 from ..read.sources import Source
 from ..report.model import Report
 from ..report.nodes import NodeState
@@ -161,16 +164,16 @@ def node_failure(node: NodeState, exc: BaseException) -> None:
 
 
 def scan_cluster(ray: Any, db: Database, ray_paths: list[str], timeout: float, fast: bool = True,
-                 warn: Warn = _ignore, with_parts: bool = False) -> Scanned:
+                 warn: Warn = _ignore, with_parts: bool = False, compiled: dict[str, object] | None = None) -> Scanned:
     """Scan every alive node at once; the collectors of those that answered in time, every node's state, and
     (with_parts) their bundle pieces."""
     alive, dead = cluster_nodes(ray)
-    signatures = ray.put(list(db.by_id().values()))
+    database = ray.put(portable(db) if compiled is None else compiled)
     task = ray.remote(max_retries=0)(scan_node)
     refs: dict[Any, NodeState] = {}
     for k, node in enumerate(alive):
         job = NodeJob(node.ip, (k + 1) * INDEX_STRIDE, tuple(ray_paths), node.log_dir, fast, with_parts)
-        refs[task.options(**pinned(node.node_id)).remote(job, signatures)] = node
+        refs[task.options(**pinned(node.node_id)).remote(job, database)] = node
     ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
     answered: dict[int, Collector] = {}
     parts: list[Parts] = []
@@ -205,8 +208,11 @@ def cluster_report(db: Database, target: RayTarget, local: list[Source], lang: s
     """The report of a whole cluster: every node's logs, plus the local files named on the command line; with
     `with_parts`, each node's pieces for a bundle (modes/bundle_parts.py)."""
     pipeline = Pipeline(db, warn)
-    with connected(target.address, target.timeout) as ray:
-        collectors, nodes, parts = scan_cluster(ray, db, list(target.paths), target.timeout, fast, warn, with_parts)
+    with ThreadPoolExecutor(1) as pool:
+        compiled = pool.submit(portable, db)  # while the driver joins the cluster
+        with connected(target.address, target.timeout) as ray:
+            collectors, nodes, parts = scan_cluster(ray, db, list(target.paths), target.timeout, fast, warn,
+                                                    with_parts, compiled.result())
     scan_sources(pipeline, local, jobs, fast)
     for collector in collectors:
         pipeline.add(collector)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import Msg, localized
+from ..match.portable import portable
 from ..read.follow import Follower
 from ..report.nodes import NodeState
 from .live import LiveSession
@@ -83,7 +84,7 @@ class ClusterFollow:
         self.target = target
         self.session = session
         self.warn = warn
-        self.signatures = ray.put(list(session.db.by_id().values()))
+        self.database = ray.put(portable(session.db))
         self.actor_class = ray.remote(max_restarts=0, max_task_retries=0)(NodeFollower)
         self.followed: dict[str, _Followed] = {}
         self.nodes: dict[str, NodeState] = {}
@@ -106,7 +107,7 @@ class ClusterFollow:
             self.count += 1
             node.state = "followed"
             job = NodeJob(node.ip, self.count * INDEX_STRIDE, tuple(self.target.paths), node.log_dir)
-            actor = self.actor_class.options(**pinned(node.node_id)).remote(job, self.signatures, from_start)
+            actor = self.actor_class.options(**pinned(node.node_id)).remote(job, self.database, from_start)
             self.followed[node.node_id] = _Followed(node, actor, actor.poll.remote(POLL_WAIT), time.monotonic())
 
     def _lost(self, node: NodeState, reason: str) -> None:

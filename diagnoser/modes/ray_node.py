@@ -3,8 +3,8 @@ that node's Ray session logs and the paths asked for, sending back compact resul
 the logs themselves.
 
 Nothing here imports Ray at module level: modes/ray.py wraps these functions into Ray tasks and actors, and
-ships this package to the nodes. The signatures come with the call, so a node uses the driver's database
-(built-in and --signatures alike) and needs no signature files of its own.
+ships this package to the nodes. The driver's database comes with the call, compiled (match/portable.py), so a
+node uses the same signatures (built-in and --signatures alike), needs no files of its own and compiles nothing.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from pathlib import Path
 
 from ..i18n import Msg
 from ..judge.collector import Collector
-from ..match.database import build_database
 from ..match.events import Event
 from ..match.observe import PROGRESS
-from ..match.schema import Signature
+from ..match.portable import rebuild
 from ..read.follow import Follower
 from ..read.sources import Source
 from ..read.walk import describe, expand
@@ -119,7 +118,7 @@ def _described(path: Path) -> tuple[int | None, bool, str]:
     return rank, False, role
 
 
-def scan_node(job: NodeJob, signatures: list[Signature]) -> NodeResult:
+def scan_node(job: NodeJob, database: dict[str, object]) -> NodeResult:
     """A Ray task body: scan this node's logs with the pipeline, return its collector."""
     started = time.monotonic()
     warnings: list[str] = []
@@ -127,7 +126,7 @@ def scan_node(job: NodeJob, signatures: list[Signature]) -> NodeResult:
     sources = node_sources(roots, job.ip, warnings.append)
     if job.bundle:
         sources = safe_sources(sources, roots)  # no credentials file, no link out of the folders
-    pipeline = Pipeline(build_database(signatures, check_refs=False), warnings.append)
+    pipeline = Pipeline(rebuild(database), warnings.append)
     scan_sources(pipeline, sources, jobs=1, fast=job.fast, first_index=job.index_base)
     collector = pipeline.collector
     parts = None
@@ -160,7 +159,7 @@ class NodeFollower:
     """A Ray actor body: follows one node's logs (tail -F) and scans each new line with the pipeline; the
     driver polls it for the events."""
 
-    def __init__(self, job: NodeJob, signatures: list[Signature], from_start: bool) -> None:
+    def __init__(self, job: NodeJob, database: dict[str, object], from_start: bool) -> None:
         self.job = job
         self.queue: deque[Event] = deque()
         self.dropped = 0
@@ -168,7 +167,7 @@ class NodeFollower:
         self.log_dir, roots = _roots(job, self.warnings.append)
         self.ours = _own_files()
         self.follower = Follower(roots, from_start, self.warnings.append)
-        self.pipeline = Pipeline(build_database(signatures, check_refs=False), self.warnings.append, self._event)
+        self.pipeline = Pipeline(rebuild(database), self.warnings.append, self._event)
         self.batch = LiveBatch()
         self.last_feed: dict[str, float] = {}
         self.quiet: set[str] = set()
