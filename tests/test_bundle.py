@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from diagnoser.cli import main
+from diagnoser.modes import bundle_parts
 from diagnoser.modes.bundle import safe_name
 from diagnoser.report.redact import Redactor
 
@@ -183,3 +184,29 @@ def test_unpacking_is_safe_with_pythons_data_filter(tmp_path: Path) -> None:
             assert m.mode == 0o644 and m.uid == 0 and m.type == tarfile.REGTYPE
             buf.write(m.name.encode())
     assert b".." not in buf.getvalue()
+
+
+def test_the_bundle_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # smaller limits than the shipped ones (8 MB an artifact, 24 MB in all), the same code paths
+    monkeypatch.setattr(bundle_parts, "MAX_ARTIFACT", 4096)
+    monkeypatch.setattr(bundle_parts, "MAX_ARTIFACTS_BYTES", 10_000)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    head = "Process 4242: python train.py\nPython v3.11.7 (/usr/bin/python3.11)\n\nThread 4242 (active)\n"
+    for rank in range(5):
+        (logs / f"py-spy-rank{rank}.txt").write_text(head + "    wait (threading.py:320)\n" * 2000, encoding="utf-8")
+    long_line = "x" * 100_000
+    (logs / "rank5.log").write_text(long_line + "\n" + "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried "
+                                    "to allocate 1.96 GiB.\n" + long_line + "\n", encoding="utf-8")
+    out = tmp_path / "b.tar.gz"
+    assert main(["bundle", str(logs), "-o", str(out), "-j", "1"]) == 1
+    with tarfile.open(out) as tar:
+        files = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isreg()}  # type: ignore[union-attr]
+    kept = [name for name in files if name.startswith("job-report/artifacts/")]
+    assert 0 < len(kept) < 5 and all(len(files[name]) <= 4096 for name in kept)
+    assert sum(len(files[name]) for name in kept) <= 10_000 + 4096  # the last one taken may pass the total
+    first = files["job-report/first-errors.md"].decode()
+    assert "over the bundle's size limit" in first and ", cut)" in first
+    assert max(len(line) for line in first.splitlines()) < 1000  # a 100,000-character line is cut
+    assert len(files["job-report/report.md"]) < 200_000
+
