@@ -22,7 +22,8 @@ import yaml
 from .cli import main as cli_main
 
 EXPECTED_SUFFIX = ".expected.yaml"
-KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "input", "unrecognized", "health",
+KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "culprit", "input", "unrecognized",
+        "health",
         "provenance", "notes")
 
 
@@ -117,6 +118,15 @@ def check(case: Case, o: Outcome, stderr: str) -> list[str]:
             problems.append(f"unrecognised error {wanted!r} not summarised (saw {seen[:3]})")
     if "verdict" in exp and o.report.get("verdict") != exp["verdict"]:
         problems.append(f"verdict {o.report.get('verdict')!r}, expected {exp['verdict']!r}")
+    if "culprit" in exp:  # {rank, host, reason, error}: each key given must agree (null: no culprit named)
+        got = o.report.get("culprit")
+        want = exp["culprit"]
+        if want is None and got is not None:
+            problems.append(f"culprit rank {got.get('rank')!r}, expected none")
+        for key, value in (want or {}).items():
+            if not isinstance(got, dict) or got.get(key) != value:
+                problems.append(f"culprit {key} {None if not isinstance(got, dict) else got.get(key)!r}, "
+                                f"expected {value!r}")
     problems += _check_health(exp.get("health") or {}, o.report)
     return problems
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 
 from .i18n_health import HEALTH
+from .i18n_ranks import RANK_MESSAGES
 from .i18n_ray import RAY_MESSAGES
 
 LANGS = ("en", "zh")
@@ -234,8 +235,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "warn_reopen": {"en": "{path}: cannot reopen after rotation: {reason}",
                     "zh": "{path}：日志轮转后无法重新打开：{reason}"},
 }
-_MESSAGES.update(RAY_MESSAGES)  # diagnose --ray and diagnose bundle (issue 18): their own file, i18n_ray.py
-_MESSAGES.update(HEALTH)  # the training-health words (issue 17): their own file, i18n_health.py
+# words in their own files: i18n_ranks.py (issue 15), i18n_ray.py (issue 18), i18n_health.py (issue 17)
+_MESSAGES.update({**RANK_MESSAGES, **RAY_MESSAGES, **HEALTH})
 
 
 def detect_lang(env: Mapping[str, str] | None = None) -> str:

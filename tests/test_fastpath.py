@@ -11,7 +11,7 @@ import pytest
 from diagnoser.eval import find_cases
 from diagnoser.match import scanner
 from diagnoser.modes.batch import diagnose
-from diagnoser.read import normalize, sources
+from diagnoser.read import activity, normalize, sources
 from diagnoser.read.sources import Source
 from diagnoser.report.contract import to_json
 from diagnoser.search import engine
@@ -43,6 +43,7 @@ def small_blocks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(fastscan, "FACT_LINES", 40)  # facts in the first 40 lines: both plans get used
     monkeypatch.setattr(scanner, "FACT_LINES", 40)
     monkeypatch.setattr(scanner, "HEAD_LINES", 3)
+    monkeypatch.setattr(activity, "TAIL_LINES", 5)  # each writer's last line: only the tail is lent
     return str(request.param)
 
 

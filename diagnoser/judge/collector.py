@@ -4,17 +4,22 @@ results of several sources (or parts of one) in source order."""
 from __future__ import annotations
 
 from ..match.events import (
+    ActivityEvent,
     DeferredHitEvent,
     Event,
     EvidenceLine,
     FactEvent,
     FileSeenEvent,
     HitEvent,
+    MarkEvent,
     MetricEvent,
+    StackEvent,
     UnrecognizedEvent,
 )
 from ..match.schema import Signature
+from ..read.activity import who_of
 from ..read.lone import LONE_KEEP
+from .book import ForensicBook
 from .findings import (
     MAX_LONE,
     MAX_RANKS,
@@ -51,12 +56,20 @@ class Collector:
         self.file_seen: dict[str, set[str]] = {}
         self.maybe_unrecognized: list[UnrecognizedEvent] = []
         self.lone: list[UnrecognizedEvent] = []  # lone exception lines: shown only when nothing else explains
+        self.forensics = ForensicBook()  # who did what across ranks (judge/book.py)
         self.lines = 0
         self.bytes = 0
         self.sources = 0
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, HitEvent):
+        if isinstance(event, MarkEvent):
+            self.forensics.mark(event.mark, Location.of(event.line), who_of(event.line), event.line.repeat,
+                                event.line.raw)
+        elif isinstance(event, ActivityEvent):
+            self.forensics.activity(event.source, event.end, event.tracks, event.dropped)
+        elif isinstance(event, StackEvent):
+            self.forensics.stack(event.stack, Location.of(event.line))
+        elif isinstance(event, HitEvent):
             self._hit(event)
         elif isinstance(event, UnrecognizedEvent) and event.kind == "line":
             self._lone([event])
@@ -128,6 +141,8 @@ class Collector:
                     self.kernel.append((event.sig_id, where))
             else:
                 self._moment(event.sig_id, where)
+                if sig.role in ("root", "cascade", "teardown"):  # its own error, or an echo of another's
+                    self.forensics.error(where, who_of(line), event.sig_id, sig.role != "root")
         f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence,
                     matched_on=event.matched_on, health=health)
         if line.rank is not None:
@@ -143,6 +158,9 @@ class Collector:
 
     def _unrecognized(self, event: UnrecognizedEvent) -> None:
         self._moment(f"exception:{event.exc_type}", Location.of(event.line))
+        if self.roles.get(event.line.source, ("worker", None))[0] != "kernel":
+            self.forensics.error(Location.of(event.line), who_of(event.line), f"exception:{event.exc_type}", False,
+                                 event.message)
         fold_unrecognized(self.unrecognized, event)
 
     def _lone(self, events: list[UnrecognizedEvent]) -> None:
@@ -221,6 +239,7 @@ class Collector:
             elif earlier(moment.where, known_moment.where):
                 self.timeline[who] = moment
         self.roles.update(other.roles)
+        self.forensics.merge(other.forensics)
         self.kernel.extend(other.kernel[: max(0, MAX_TIMELINE - len(self.kernel))])
         self.lines += other.lines
         self.bytes += other.bytes

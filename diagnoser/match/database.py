@@ -14,8 +14,7 @@ import yaml
 
 from ..errors import SignatureError
 from ..i18n import Msg
-from ..read.lone import LONE_LITERALS
-from ..read.traceback import GROUPER_LITERALS
+from ..read.marks import READER_LITERALS
 from ..search.engine import engine_name, preload
 from ..search.index import GateSpec, SearchIndex
 from . import cache, metrics
@@ -237,7 +236,7 @@ def _search_index(rules: list[Rule], facts: list[FactRule], health: bool,
                   file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...]) -> SearchIndex:
     kinds = [(f.name, "job" if f.job else f.mode) for f in facts]
     return SearchIndex.build([_literals(r.gate) for r in rules], [_literals(f.gate) for f in facts], kinds,
-                             [_literals(c.gate) for _cs, c in file_conds], (*GROUPER_LITERALS, *LONE_LITERALS),
+                             [_literals(c.gate) for _cs, c in file_conds], READER_LITERALS,
                              metrics.reader_gates() if health else ())
 
 

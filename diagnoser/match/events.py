@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..read.activity import Track, Who
+from ..read.marks import Mark
 from ..read.normalize import LogLine
+from ..read.pyspy import Stack
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,4 +81,32 @@ class MetricEvent:
     excused: tuple[tuple[str, int], ...] = ()  # the `vanished` clauses this record excuses (MetricClause.excused_by)
 
 
-Event = HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent | MetricEvent
+@dataclass(frozen=True, slots=True)
+class MarkEvent:
+    """A line that tells who did what across ranks (read/marks.py)."""
+
+    mark: Mark
+    line: LogLine
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityEvent:
+    """At the end of a source (or a part of one): what each writer in it did last (read/activity.py)."""
+
+    source: str
+    source_index: int
+    end: int  # the physical line the source (part) ended at
+    tracks: dict[Who, Track]
+    dropped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StackEvent:
+    """A process's main-thread stack from a py-spy dump (read/pyspy.py)."""
+
+    stack: Stack
+    line: LogLine
+
+
+Event = (HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent | MetricEvent | MarkEvent
+         | ActivityEvent | StackEvent)

@@ -7,22 +7,29 @@ traceback that no signature explained is emitted as an UnrecognizedEvent.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Callable
 
+from ..read.activity import ActivityTracker
 from ..read.frames import frames_of
 from ..read.grouper import STALE_TB, TracebackGrouper
 from ..read.lone import LONE_KEEP, LONE_TAIL, lone_error
+from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
+from ..read.pyspy import PySpyReader
 from ..read.traceback import TracebackRecord
 from .database import Database
 from .events import (
+    ActivityEvent,
     Event,
     EvidenceLine,
     FactEvent,
     FileSeenEvent,
     HitEvent,
+    MarkEvent,
     MetricEvent,
+    StackEvent,
     UnrecognizedEvent,
 )
 from .hits import CONTEXT_AFTER, CONTEXT_REACH, FOREVER, HitDecider, Pending, TracebackBook
@@ -43,6 +50,7 @@ class SourceScanner(HitDecider):
         self.db = db
         self.matcher = matcher
         self.source = source
+        self.source_index = source_index
         self.emit = emit
         self.normalizer = Normalizer(source, source_index, rank, host, job_year)
         self.grouper = TracebackGrouper(self._tb_closed)
@@ -66,6 +74,9 @@ class SourceScanner(HitDecider):
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
         self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
         self.metrics_from = 0  # a part of a split file: lines before its start (its look-back lead) are read, not told
+        # who did what across ranks: marks (read/marks.py), each writer's last line and step, py-spy stacks
+        self.activity = ActivityTracker()
+        self.pyspy = PySpyReader()
 
     def wants(self) -> bool | tuple[str, ...]:
         """Which of the next lines must be fed (the fast search skips the others): True for every line
@@ -77,6 +88,8 @@ class SourceScanner(HitDecider):
         line that carries their literal, wherever the hit was.
         """
         lineno = self.lineno
+        if self.pyspy.reading:
+            return True  # a py-spy stack's frames hold no literal
         for p in self.pending:
             if (p.wait_until < FOREVER and lineno < p.wait_until) or (
                     p.tb is None and len(p.after) < CONTEXT_AFTER and lineno - p.line.lineno < CONTEXT_REACH):
@@ -118,6 +131,18 @@ class SourceScanner(HitDecider):
         if self.pending:
             self._advance_pending(line)
         text = line.text
+        marks = probe(text) if text else []
+        for mark in marks:
+            self.emit(MarkEvent(mark, line))
+        if text and line.lineno <= HEAD_LINES and any(lit in text for lit in RANK_SELF_LITERALS):
+            said = self_rank(text)
+            if said is not None:
+                self.emit(MarkEvent(said, line))
+        self.activity.feed(line, marks)
+        if self.pyspy.reading or text.startswith(("Process ", "Thread ")):
+            stack = self.pyspy.feed(text)
+            if stack is not None:
+                self.emit(StackEvent(stack, line))
         found = self.found
         if text and (found or self.gateless):
             if self.file_conds:
@@ -162,6 +187,14 @@ class SourceScanner(HitDecider):
             self.emit(MetricEvent(record.reader, record.step, tuple(values), record.head, line,
                                   watch.excused(record) if watch.vanishing else ()))
 
+    def lend(self, lines: list[tuple[int, str]]) -> None:
+        """The last lines of the source, lent by the fast search after its end (it fed only some of them):
+        each writer's last line and step are read from them (read/activity.py)."""
+        normalizer = copy.copy(self.normalizer)
+        for lineno, raw in lines:
+            for line in normalizer.lines(lineno, raw):
+                self.activity.feed(line, probe(line.text) if line.text else [])
+
     def flush(self) -> None:
         """The input went quiet (live mode): close open tracebacks, decide the hits that wait on lines."""
         self.grouper.close_all()
@@ -176,7 +209,12 @@ class SourceScanner(HitDecider):
         for p in list(self.pending):
             p.wait_until = 0
         self._resolve_ready(final=True)
-        self._emit_lone(self.lineno if last_line is None else last_line)
+        end = self.lineno if last_line is None else last_line
+        self._emit_lone(end)
+        stack = self.pyspy.close()
+        if stack is not None and self.recent:
+            self.emit(StackEvent(stack, self.recent[-1]))
+        self.emit(ActivityEvent(self.source, self.source_index, end, self.activity.tracks, self.activity.dropped))
         if self.file_conds:
             self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
 

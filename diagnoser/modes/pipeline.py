@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from .. import search
@@ -22,6 +23,8 @@ from ..match.database import Database
 from ..match.events import Event
 from ..match.matcher import Matcher
 from ..match.scanner import RECENT, SourceScanner
+from ..read.flightrec import MAX_DUMP, DumpError, read_dump
+from ..read.layout import PathIdentity, identify
 from ..read.sources import SalvagingReader, Source, iter_lines, lines_before, open_binary
 from ..report.model import Report, build_report
 
@@ -33,6 +36,12 @@ FAST_MIN_BYTES = 8 << 20
 
 def _ignore(_message: str) -> None:
     return None
+
+
+def _identify(collector: Collector, source: Source) -> None:
+    collector.roles[source.name] = (source.role, source.host)
+    collector.forensics.idents[source.name] = PathIdentity(source.rank, source.role, source.host, source.local_rank,
+                                                           source.group, source.attempt, source.pid, source.kind)
 
 
 def source_size(source: Source) -> int:
@@ -70,6 +79,9 @@ class Pipeline:
             self.streams[name] = sc
             self.collector.sources += 1
             self.collector.roles[name] = (role, host)
+            # a followed file's path says more (a torchelastic rank folder, a Ray worker's pid)
+            ident = identify(Path(name)) if not name.startswith("<") else PathIdentity()
+            self.collector.forensics.idents[name] = replace(ident, rank=rank, role=role, host=host or ident.host)
         return sc
 
     def finish_streams(self, last_lines: dict[str, int] | None = None) -> None:
@@ -82,7 +94,10 @@ class Pipeline:
         """Scan one source from start to end (the fast search for a big one, unless told otherwise)."""
         collector = Collector(self.db.by_id())
         collector.sources = 1
-        collector.roles[source.name] = (source.role, source.host)
+        _identify(collector, source)
+        if source.kind == "flight-recorder":
+            self._dump(collector, source)
+            return collector
         scanner = SourceScanner(self.db, self.matcher, source.name, index, collector, source.rank, source.host, year)
 
         def count(n: int) -> None:
@@ -121,7 +136,7 @@ class Pipeline:
         # a part after the first records its metric events; the collector of the earlier parts judges them
         collector = Collector(self.db.by_id(), recording=part.start > 0)
         collector.sources = 1 if part.start == 0 else 0
-        collector.roles[source.name] = (source.role, source.host)
+        _identify(collector, source)
         scanner = SourceScanner(self.db, self.matcher, source.name, index, collector, source.rank, source.host, year)
         before_lead = lines_before(path, part.lead) if part.lead else 0
         before_start = before_lead
@@ -141,6 +156,17 @@ class Pipeline:
         collector.lines = last - before_start
         collector.bytes = part.end - part.start
         return collector
+
+    def _dump(self, collector: Collector, source: Source) -> None:
+        """A flight-recorder dump: read safely (read/flightrec.py) into the book; one that cannot is skipped."""
+        try:
+            with open_binary(source) as fh:
+                data = fh.read(MAX_DUMP + 1)
+            collector.bytes = len(data)
+            collector.forensics.dumps.append(read_dump(data, source.rank if source.rank is not None else -1,
+                                                       source.name))
+        except (OSError, InputError, DumpError) as exc:
+            self.warn(Msg("warn_dump", name=source.name, reason=exc))
 
     def scan_lines(self, lines: Iterable[str], name: str = "<text>") -> Collector:
         """Scan text already in memory (signature examples, tests)."""

@@ -23,9 +23,11 @@ from .prefixes import (
     KERNEL_HOST_RE,
     MAX_PREFIXES,
     MONTHS,
+    NCCL_PREFIX_RE,
     PAREN,
     PROGRESS_RE,
     REPEAT_RE,
+    SRUN_LABEL_RE,
     SYSLOG_RE,
     TRANSPORT,
 )
@@ -49,6 +51,8 @@ class LogLine:
     repeat: int = 1
     source_index: int = 0
     has_prefix_time: bool = False
+    lrank: int | None = None  # a launcher's local worker index ([default3]:), when the line told one
+    task: int | None = None  # an srun --label task id ( 3: )
 
 
 # Year-less timestamps (glog, syslog) take the year of the first dated line among the first HEAD_LINES
@@ -57,6 +61,7 @@ HEAD_LINES = 2000
 # Config values (signature facts, the job's shape) are read from the first FACT_LINES lines of a file,
 # where config dumps and launch lines are; checkpoint messages are read everywhere.
 FACT_LINES = 50000
+SRUN_PREAMBLE = 50  # lines a batch script may print before srun's labelled output starts
 
 
 @dataclass(slots=True)
@@ -70,6 +75,7 @@ class _Info:
     has_time: bool = False
     stream: str = ""
     rank_is_local: bool = False
+    lrank: int | None = None
 
 
 def strip_ansi(text: str) -> str:
@@ -103,6 +109,9 @@ class Normalizer:
         self.year: int | None = None
         self.job_year = job_year  # the year the job's other files print, for a file that prints none
         self.lineno = 0
+        # srun --label: None until a labelled line is seen, then its width; 0 once the source is known not to be
+        self.srun_width: int | None = None
+        self.srun_seen = 0
 
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
         """The logical lines of one physical line (usually one; more after `\\r` redraws)."""
@@ -111,7 +120,19 @@ class Normalizer:
         # what a terminal would have shown: the line without colour codes, prefixes kept
         raw = clean.replace("\r", " ⏎ ") if "\r" in clean else clean
         info = _Info()
+        task = None
+        if self.srun_width != 0 and clean:
+            clean, task = self._srun_label(clean)
+            if task is not None:
+                info.stream = f"{task}:|"
         body = self._strip_prefixes(clean, info)
+        if info.pid is None and body[:1].isalnum() and " NCCL " in body:
+            m = NCCL_PREFIX_RE.match(body)
+            if m is not None:
+                info.pid = int(m.group("pid"))
+                info.host = info.host or m.group("host")
+        if task is not None and info.rank is None:
+            info.rank = task  # srun started one task per rank
         if info.rank is None and self.default_rank is not None:
             info.rank = self.default_rank
         if info.host is None and self.default_host is not None:
@@ -126,7 +147,7 @@ class Normalizer:
         out: list[LogLine] = []
         for seg in segments:
             seg_info = _Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
-                             info.stream, info.rank_is_local)
+                             info.stream, info.rank_is_local, info.lrank)
             text = self._strip_prefixes(seg, seg_info) if seg is not body else seg
             out.append(
                 LogLine(
@@ -134,9 +155,23 @@ class Normalizer:
                     stream=seg_info.stream, rank=seg_info.rank, host=seg_info.host,
                     actor=seg_info.actor, pid=seg_info.pid, time=seg_info.time, ts=seg_info.ts,
                     repeat=repeat, source_index=self.source_index, has_prefix_time=seg_info.has_time,
+                    lrank=seg_info.lrank, task=task,
                 )
             )
         return out
+
+    def _srun_label(self, text: str) -> tuple[str, int | None]:
+        """Peel srun's `--label` task id. A source is taken as srun's once its first labelled lines agree
+        (three in a row, one width); lines srun prints itself (`srun: error: ...`) carry none."""
+        m = SRUN_LABEL_RE.match(text)
+        if m is not None and (self.srun_width is None or len(m.group("label")) == self.srun_width):
+            self.srun_width = len(m.group("label"))
+            self.srun_seen += 1
+            return text[m.end():], int(m.group("label"))
+        undecided = self.srun_width is None
+        if (not undecided and self.srun_seen < 3) or (undecided and self.lineno > SRUN_PREAMBLE):
+            self.srun_width = 0
+        return text, None
 
     def _strip_prefixes(self, text: str, info: _Info) -> str:
         for _ in range(MAX_PREFIXES):
@@ -179,9 +214,11 @@ class Normalizer:
         if groups.get("rank") is not None and (info.rank is None or info.rank_is_local):
             info.rank = int(groups["rank"])
             info.rank_is_local = False
-        if groups.get("lrank") is not None and info.rank is None:
-            info.rank = int(groups["lrank"])
-            info.rank_is_local = True
+        if groups.get("lrank") is not None and info.lrank is None:
+            info.lrank = int(groups["lrank"])
+            if info.rank is None:
+                info.rank = info.lrank
+                info.rank_is_local = True
         host = groups.get("host") or groups.get("ip")
         if host and info.host is None:
             info.host = host

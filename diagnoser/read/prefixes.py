@@ -104,6 +104,12 @@ RAY_SVC_RE = regex.compile(
 )
 RANK_RE = regex.compile(r"^\[[Rr]ank\s?(?P<rank>\d+)\]:\s?")
 ROLE_RE = regex.compile(r"^\[(?!rank\d)(?P<role>[A-Za-z_][\w\-]*?)(?P<lrank>\d+)\]:\s?")
+# NCCL's debug prefix "<host>:<pid>:<tid> [<cudaDev>] " (src/debug.cc): names the process, and stays in the text
+NCCL_PREFIX_RE = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.\-]{0,254}):(?P<pid>\d{1,9}):\d{1,9} \[\d{1,3}\] ")
+# srun --label, read as the task id once a file is known to be srun's (normalize.py): right-aligned to the width
+# of the largest one (slurm src/common/write_labelled_message.c `_build_label`, "%*d: "); heterogeneous jobs put
+# "P<component> " first. SRUN_RE below strips a label in any file, as a logger prefix that names no one.
+SRUN_LABEL_RE = regex.compile(r"^(?:P\d{1,4} )?(?P<label> {0,5}\d{1,6}): ")
 MPI_RE = regex.compile(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
 # Slurm `srun --label`: the task number before each line of its output ("4: [rank4]: ..."); it says nothing
 # about the stream a pasted numbered listing would also have, so it is read as a logger prefix, not a transport

@@ -13,6 +13,7 @@ from typing import BinaryIO
 
 from ..errors import InputError
 from ..i18n import Msg
+from .errorfile import MAX_ERROR_FILE, error_file_text
 
 MAX_LINE = 64 * 1024  # bytes of one line kept for matching; the rest is skipped
 TRUNCATED = " …[line cut at 64 KiB]"
@@ -29,6 +30,13 @@ class Source:
     explicit: bool = True  # named on the command line (not found by a folder walk)
     role: str = "worker"  # worker | driver | ray | kernel
     host: str | None = None
+    # what the path told beyond that (read/layout.py): torchelastic local rank, its node's run folder, the
+    # attempt, a Ray worker's pid, and the kind of file (log | elastic-error | flight-recorder)
+    local_rank: int | None = None
+    group: str | None = None
+    attempt: int | None = None
+    pid: int | None = None
+    kind: str = "log"
 
     @property
     def is_stdin(self) -> bool:
@@ -112,6 +120,10 @@ def open_binary(source: Source) -> BinaryIO:
         head = b""
     if head[:2] == GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
+    if source.kind == "elastic-error":
+        data = fh.read(MAX_ERROR_FILE + 1)
+        fh.close()
+        return io.BytesIO(error_file_text(data) if len(data) <= MAX_ERROR_FILE else data[:MAX_ERROR_FILE])
     if b"\n" not in head and head.count(b"\r") >= 2:
         return io.BufferedReader(_CrToLf(fh), buffer_size=1 << 16)  # type: ignore[return-value,type-var]
     return fh

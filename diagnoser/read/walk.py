@@ -8,13 +8,13 @@ prefixes say otherwise.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InputError
 from ..i18n import Msg
 from ..safe import shown_path
+from .layout import KERNEL_NAMES, PathIdentity, identify, sibling_identities
 from .sources import GZIP_MAGIC, Source
 
 SNIFF_BYTES = 8192
@@ -24,17 +24,6 @@ NOT_LOGS = {
     ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".pt", ".pth", ".bin", ".safetensors", ".ckpt",
     ".npy", ".npz", ".pkl", ".tar", ".zip", ".whl", ".csv", ".parquet", ".arrow", ".sh", ".lock", ".db",
 }
-KERNEL_NAMES = re.compile(r"^(?:dmesg|kern|kernel|syslog|messages|journal)", re.I)
-RAY_NAMES = re.compile(r"^(?:raylet|gcs_server|python-core-(?:driver|worker)|job-driver|dashboard|monitor|"
-                       r"log_monitor|runtime_env|worker-[0-9a-f]{8,})", re.I)
-HOST_RE = re.compile(r"(?<![\w.-])((?:[A-Za-z0-9][\w.-]*?-)?(?:master|worker|node|host)-?\d+|"
-                     r"\d{1,3}(?:\.\d{1,3}){3})(?![\w])", re.I)
-RANK_RES = (
-    re.compile(r"log_rank_.*?_(\d+)_\d+", re.I),  # ROLL: log_rank_<worker>_<rank>_<world>.log
-    re.compile(r"(?:^|[_.\-])(?:log|rank|local_rank|proc|gpu)[_\-]?(\d+)(?=[_.\-]|$)", re.I),
-)
-
-
 def _sniff_binary(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
@@ -60,34 +49,20 @@ def is_log_name(path: Path) -> bool | None:
 
 def describe(path: Path, root: Path | None = None) -> tuple[int | None, str, str | None]:
     """(rank, role, host) as far as the file's name and folders tell."""
-    name = path.name
-    rel = path.relative_to(root) if root is not None and path.is_relative_to(root) else Path(name)
-    role = "worker"
-    if KERNEL_NAMES.match(name):
-        role = "kernel"
-    elif RAY_NAMES.match(name):
-        role = "ray"
-    elif re.search(r"driver|master|head", name, re.I):
-        role = "driver"
-    host = None
-    for part in reversed(rel.parts):
-        m = HOST_RE.search(part)
-        if m is not None:
-            host = m.group(1)
-            break
-    rank = None
-    if role != "kernel":
-        for rx in RANK_RES:
-            m = rx.search(name)
-            if m is not None:
-                rank = int(m.group(1))
-                break
-    return rank, role, host
+    ident = identify(path, root)
+    return ident.rank, ident.role, ident.host
+
+
+def source_of(path: Path, ident: PathIdentity, explicit: bool) -> Source:
+    return Source(shown_path(path), path, rank=ident.rank, role=ident.role, host=ident.host, explicit=explicit,
+                  local_rank=ident.local_rank, group=ident.group, attempt=ident.attempt, pid=ident.pid,
+                  kind=ident.kind)
 
 
 def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
     """The log files below `folder`, sorted by path; skipped files are summed up in one warning."""
-    found: list[Source] = []
+    paths: list[Path] = []
+    idents: list[PathIdentity] = []
     skipped: list[str] = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
@@ -95,12 +70,13 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
             path = Path(dirpath) / fname
             if fname.startswith(".") or fname.endswith(".expected.yaml") or not path.is_file():
                 continue
-            verdict = is_log_name(path)
-            if verdict is False or _sniff_binary(path):
+            ident = identify(path, folder)
+            if ident.kind == "log" and (is_log_name(path) is False or _sniff_binary(path)):
                 skipped.append(str(path.relative_to(folder)))
                 continue
-            rank, role, host = describe(path, folder)
-            found.append(Source(shown_path(path), path, rank=rank, role=role, host=host, explicit=False))
+            paths.append(path)
+            idents.append(ident)
+    found = [source_of(p, ident, False) for p, ident in zip(paths, sibling_identities(paths, idents), strict=True)]
     if skipped:
         sample = ", ".join(skipped[:3]) + (", …" if len(skipped) > 3 else "")
         warn(Msg("warn_skipped_files", path=folder, n=len(skipped), sample=sample))
@@ -116,6 +92,5 @@ def file_sources(paths: list[Path]) -> list[Source]:
         elif not os.path.lexists(p):
             raise InputError(Msg("err_no_such_path", path=p))
         else:
-            rank, role, host = describe(p) if p.is_file() else (None, "worker", None)
-            out.append(Source(shown_path(p), p, rank=rank, role=role, host=host))
+            out.append(source_of(p, identify(p) if p.is_file() else PathIdentity(), True))
     return out

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from ..judge.findings import Finding
+from ..judge.findings import Finding, Location
+from ..judge.ranks import RankRow
 from .health import health_json
 from .model import MAX_EVIDENCE_CHARS, SCHEMA, Report
+
+MAX_RANK_ROWS = 100000
 
 
 def finding_json(report: Report, f: Finding) -> dict[str, object]:
@@ -52,6 +55,7 @@ def to_json(report: Report) -> dict[str, object]:
         "job_status": {"reported": report.job_status, "masked": report.status_masked},
         **story_json(report),
         **({"nodes": [n.to_json() for n in report.nodes]} if report.nodes is not None else {}),
+        **forensics_json(report),
         "stats": {"sources": report.stats.sources, "lines": report.stats.lines, "bytes": report.stats.bytes,
                   "seconds": report.stats.seconds},
     }
@@ -75,4 +79,46 @@ def story_json(report: Report) -> dict[str, object]:
              {"id": e.explained_by[0], **e.explained_by[1].to_json()}}
             for e in story.timeline[:1000]
         ],
+    }
+
+
+def _where(loc: Location | None) -> dict[str, object] | None:
+    return None if loc is None else {"source": loc.source, "line": loc.line, "time": loc.time}
+
+
+def _row(r: RankRow) -> dict[str, object]:
+    error = None
+    if r.first_error is not None:
+        error = {"id": r.first_error[0], "message": r.detail or None, **(_where(r.first_error[1]) or {})}
+    echo = None if r.first_echo is None else {"id": r.first_echo[0], **(_where(r.first_echo[1]) or {})}
+    return {"rank": r.rank, "attempt": r.attempt, "host": r.host, "gpu": r.gpu, "pid": r.pid,
+            "local_rank": r.local_rank, "state": r.state, "last_step": r.step, "last_time": r.last_time,
+            "last_line": r.last_line, "first_error": error, "first_echo": echo, "exit_code": r.exit_code,
+            "signal": r.signal, "killed_by": r.killed_by, "sources": list(r.sources)}
+
+
+def forensics_json(report: Report) -> dict[str, object]:
+    fx = report.forensics
+    if fx is None:
+        return {}
+    c = fx.culprit
+    culprit = None
+    if c is not None:
+        culprit = {"rank": c.rank, "host": c.row.host if c.row else None, "gpu": c.row.gpu if c.row else None,
+                   "reason": c.reason, "attempt": c.row.attempt if c.row else None, "error": c.what,
+                   "where": _where(c.where), "waiters": c.waiters, "collective": c.collective,
+                   "others": list(c.others), "odd": list(c.odd), "phase": c.phase,
+                   "silence_s": None if c.silence is None else round(c.silence, 3)}
+    restarts = None
+    if fx.restarts is not None:
+        restarts = {"attempts": [{"attempt": a.attempt, "error": a.what, "message": a.detail or None,
+                                  "last_step": a.step} for a in fx.restarts.attempts],
+                    "same_error": fx.restarts.same, "progressed": fx.restarts.progressed}
+    return {
+        "culprit": culprit,
+        "ranks": [_row(r) for r in fx.table.rows[:MAX_RANK_ROWS] if r.rank is not None],
+        "ranks_missing": list(fx.table.missing),
+        "ignored": [{"id": what, "reason": why, **(_where(where) or {})} for what, why, where in fx.ignored],
+        "restarts": restarts,
+        "artifacts": [{"kind": n.kind, "ranks": list(n.ranks), "pids": list(n.pids), "text": n.text} for n in fx.notes],
     }

@@ -7,6 +7,7 @@ from ..safe import md_block, md_cell, md_code, md_fence, md_text
 from .health import health_findings, health_rows, precursor_lines, sparkline, values_text
 from .model import Report, first_unrecognized
 from .nodes import nodes_markdown
+from .ranks import culprit_line, notes, rank_groups
 from .words import (
     EVIDENCE_WIDTH,
     checkpoint_text,
@@ -26,6 +27,9 @@ from .words import (
 def render_markdown(report: Report) -> str:
     lang = report.lang
     out: list[str] = ["# diagnose report", ""]
+    lead = culprit_line(report)
+    if lead:
+        out += [f"**{md_text(lead)}**", ""]
     job = job_text(report)
     if job:
         out += [f"**{msg('job', lang)}{colon(lang)}** {md_text(job)}", ""]
@@ -100,6 +104,17 @@ def render_markdown(report: Report) -> str:
                 f"{msg('explained_by', lang)} |", "|---|---|---|---|"]
         out += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in timeline[:50]]
         out.append("")
+    groups = rank_groups(report)
+    if groups:
+        out += [f"## {msg('ranks_table', lang)}", "",
+                "| " + " | ".join(msg(k, lang) for k in ("col_ranks", "col_host", "col_state", "col_step",
+                                                          "col_time", "col_what")) + " |",
+                "|---|---|---|---:|---|---|"]
+        out += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in groups]
+        out.append("")
+    extra = notes(report)
+    if extra:
+        out += [f"- {md_text(line)}" for line in extra] + [""]
     if report.story is not None:
         out += [f"## {msg('verdict', lang)}", "", md_block(report.story.verdict_reason), ""]
         if report.failed or report.story.checkpoint:
@@ -110,4 +125,3 @@ def render_markdown(report: Report) -> str:
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")
     return "\n".join(out) + "\n"
-

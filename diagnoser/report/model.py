@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..i18n import msg
 from ..judge.collector import Collector
 from ..judge.findings import Fact, Finding, Location, Unrecognized, earlier
+from ..judge.forensics import Forensics, judge_forensics, set_aside
 from ..judge.rank import compact_ranks, rank_findings, root_cause
 from ..judge.remedy import fill, render_remedy
 from ..judge.story import Story, build_story
@@ -40,6 +42,7 @@ class Report:
     job_status: str | None = None  # what the scheduler reported, from --job-status / --exit-code
     story: Story | None = None
     nodes: list[NodeState] | None = None  # the Ray nodes read (diagnose --ray); None for local files
+    forensics: Forensics | None = None  # the per-rank table and the culprit (judge/forensics.py)
 
     @property
     def status_masked(self) -> bool:
@@ -99,6 +102,13 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
     collector.finalize()
     found = dict(collector.findings)
     unrecognized = sorted(collector.unrecognized.values(), key=lambda u: (u.first.source_index, u.first.line))
+    book = collector.forensics
+    killed = bool(book.items("sched_kill") or book.items("agent_death"))
+    unrecognized, ignored = set_aside(book, found, unrecognized, killed)  # teardown, retried, the kill itself
+    facts = {name: f.value for name, f in collector.facts.items()}
+    forensics = judge_forensics(book, facts, found, collector.signatures, root_cause(rank_findings(found.values())),
+                                lang)
+    forensics.ignored = ignored
     if not any(f.sig.role == "root" and f.sig.is_failure for f in found.values()) and all(
             u.exc_type == "?" for u in unrecognized):
         # no cause, and no traceback that kept its exception line: the exception lines that stood alone (a paste's
@@ -123,6 +133,10 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
         report.why[f.sig.id] = fill(f.sig.why.get(lang), values)
         report.remedy[f.sig.id] = render_remedy(f.sig.remedy, values, lang)
     report.story = build_story(collector, ranked, report.root_cause, report.failed, lang)
+    report.forensics = forensics
+    if forensics.restarts is not None and forensics.restarts.verdict == "stop" and report.failed:
+        report.story.verdict = "stop"
+        report.story.verdict_reason = msg("verdict_stop", lang, attempts=len(forensics.restarts.attempts))
     return report
 
 

@@ -18,6 +18,7 @@ from ..safe import printable
 from .health import health_findings, health_rows, precursor_lines, sparkline, values_text
 from .model import Report, first_unrecognized
 from .nodes import node_rows
+from .ranks import culprit_line, notes, rank_groups
 from .words import (
     EVIDENCE_WIDTH,
     checkpoint_text,
@@ -121,6 +122,9 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
     lang = report.lang
     rc = report.root_cause
     shown: Finding | None = rc
+    lead = culprit_line(report)
+    if lead:
+        console.print(Text(lead, style="bold red"))
     job = job_text(report)
     if job:
         console.print(_field("job", lang, job), style="dim")
@@ -192,6 +196,7 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         console.print(table)
         if len(rows) > MAX_TIMELINE_ROWS:
             console.print(Text(msg("more_rows", lang, n=len(rows) - MAX_TIMELINE_ROWS), style="dim"))
+    _ranks_table(report, console)
     if report.story is not None:
         console.print(_field("verdict", lang, report.story.verdict_reason))
         if report.failed or report.story.checkpoint:
@@ -225,3 +230,19 @@ def _unrecognized_panel(report: Report, u: Unrecognized) -> Panel:
              _t(unrecognized_hint(u, lang))]
     title = _t(f"{label('first_error', lang)}{u.exc_type}", style="bold yellow")
     return Panel(Group(*body), title=title, title_align="left", border_style="yellow", box=box.ROUNDED)
+
+
+def _ranks_table(report: Report, console: Console) -> None:
+    lang = report.lang
+    groups = rank_groups(report)
+    if groups:
+        table = Table(title=msg("ranks_table", lang), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                      pad_edge=False)
+        for key, width in (("col_ranks", 16), ("col_host", 18), ("col_state", 8), ("col_step", 8),
+                           ("col_time", 9), ("col_what", None)):
+            table.add_column(msg(key, lang), overflow="fold", max_width=width)
+        for row in groups:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+    for line in notes(report):
+        console.print(Text(line, style="dim"))

@@ -14,11 +14,13 @@ import signal
 from collections.abc import Callable
 from typing import BinaryIO
 
+from ..read import activity
 from ..read.sources import read_guarded
 from .engine import LiteralSearch, engine_name
 from .feeder import FastFeeder, Sink
 from .index import GateIndex, SearchIndex
 from .split import LimitedReader, Part, head_year, plan_parts
+from .tail import tail_lines
 
 __all__ = ["GateIndex", "LimitedReader", "LiteralSearch", "Part", "SearchIndex", "Sink", "engine_name",
            "head_year", "plan_parts", "scan"]
@@ -28,9 +30,11 @@ def scan(sink: Sink, index: SearchIndex, reader: BinaryIO, count: Callable[[int]
          name: str, warn: Callable[[str], None], first_line: int = 1) -> int:
     """Feed `sink` the lines of `reader` that can matter, in order, numbered from `first_line`; return the
     number of the last line read. A corrupt gzip stream or a read error ends the input with a warning."""
-    feeder = FastFeeder(sink, index, count, memory)
+    # the source's last lines are lent to the scanner at the end (each writer's last line and step)
+    feeder = FastFeeder(sink, index, count, max(memory, activity.TAIL_LINES))
     feeder.next_line = first_line
     read_guarded(lambda: feeder.run(reader), warn, name)
+    sink.lend(tail_lines(feeder, activity.TAIL_LINES))
     return feeder.next_line - 1
 
 

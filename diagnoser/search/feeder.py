@@ -43,6 +43,8 @@ class Sink(Protocol):
 
     def feed_raw(self, lineno: int, raw: str) -> None: ...
 
+    def lend(self, lines: list[tuple[int, str]]) -> None: ...
+
 
 def stream_needles(streams: tuple[str, ...]) -> tuple[bytes, ...] | None:
     """For each stream, a text every line of it holds once cleaned (the longest of its prefixes); None when

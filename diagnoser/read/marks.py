@@ -1,0 +1,185 @@
+"""Lines that tell who did what across ranks: watchdog sequence numbers, gloo peer errors, the torchrun agent's
+table and signals, scheduler kills, kernel kills, NCCL's GPU of each rank, a job's own success line.
+
+Each probe is a regex with the literals one of which its line must hold (so the fast search feeds those
+lines too: database.py gives READER_LITERALS to the search index). A probe gives a Mark: a kind and its
+named values, read from the cleaned line. Every text here is printed by the software named beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import regex
+
+from .lone import LONE_LITERALS
+from .pyspy import THREAD_LITERALS
+from .traceback import GROUPER_LITERALS
+
+_PG = (  # ProcessGroupNCCL::logPrefix(): 2.3 "[PG 0 Rank 2] ", 2.4 "[PG 0 (default_pg) Rank 1] ",
+    # 2.5+ "[PG ID 0 PG GUID 0(default_pg) Rank 3] " (Rank is the rank inside that group)
+    r"\[PG (?:ID (?P<pg_id>\d{1,6}) PG GUID (?P<pg_guid>[^\s()\]]{1,80})|(?P<pg_uid>\d{1,6}))"
+    r"(?: ?\((?P<pg_desc>[^)\]]{0,80})\))? Rank (?P<pg_rank>\d{1,7})\] {0,2}"
+)
+_N = r"-?\d{1,20}"
+
+# (kind, literals, regex): the regex is searched in the cleaned line when one of the literals is in it
+PROBES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # ProcessGroupNCCL WorkNCCL::checkTimeout (all versions; NumelIn/Out from 2.1)
+    ("wd_timeout", ("Watchdog caught collective operation timeout",),
+     r"(?:\[Rank (?P<pg_rank>\d{1,7})\] )?Watchdog caught collective operation timeout: WorkNCCL\("
+     r"(?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op>[A-Z_]{1,40})(?:, NumelIn=(?P<numel_in>\d{1,15}), "
+     r"NumelOut=(?P<numel_out>\d{1,15}))?, Timeout\(ms\)=(?P<timeout_ms>\d{1,12})\) ran for (?P<ran_ms>\d{1,15})"),
+    # the sequence number the watchdog failed at and how far the group got: 2.3-2.5, 2.4-2.5, 2.6+
+    ("wd_progress", ("Timeout at NCCL work: ",),
+     rf"(?:{_PG})?Timeout at NCCL work: (?P<seq>\d{{1,12}}), last enqueued NCCL work: (?P<enq>{_N}), "
+     rf"last completed NCCL work: (?P<done>{_N})"),
+    ("wd_progress", ("detected by watchdog at work: ",),
+     rf"(?:{_PG})?Exception \(either an error or timeout\) detected by watchdog at work: (?P<seq>\d{{1,12}}), "
+     rf"last enqueued NCCL work: (?P<enq>{_N}), last completed NCCL work: (?P<done>{_N})"),
+    ("wd_progress", ("failure detected by watchdog at work sequence id: ",),
+     rf"(?:{_PG})?failure detected by watchdog at work sequence id: (?P<seq>\d{{1,12}}) PG status: "
+     rf"last enqueued work: (?P<enq>{_N}), last completed work: (?P<done>{_N})"),
+    # TORCH_NCCL_DESYNC_DEBUG report (TraceUtils.h retrieveDesyncReport): the only line naming the culprit
+    ("lagging", ("are the lagging ranks that caused this timeout",),
+     r"ranks \[(?P<ranks>[\d, ]{0,4000})\] are the lagging ranks that caused this timeout"),
+    ("lagging", ("joined but didn't finish collective",),
+     r"\[(?P<ranks>[\d, ]{0,4000})\] joined but didn't finish collective #(?P<seq>\d{1,12})"),
+    # TORCH_NCCL_PROPAGATE_ERROR (2.9+): the rank an error came from
+    ("remote_error", ("remote error detected from rank",), r"remote error detected from rank: (?P<src>\d{1,7})"),
+    # gloo (real, torch 2.13 here; older wheels end the line earlier): a peer that hung, died or never came
+    ("gloo_timeout", ("ms for recv operation", "ms for send operation"),
+     r"Timed out waiting (?P<ms>\d{1,12})ms for (?P<dir>recv|send) operation to complete"),
+    ("gloo_peer", ("Connection closed by peer [",),
+     r"Connection closed by peer \[(?P<peer>[^\]]{1,64})\]:(?P<port>\d{1,5})"),
+    ("gloo_peer", ("Connection reset by peer",),
+     r"Read error \[(?P<peer>[^\]]{1,64})\]:(?P<port>\d{1,5}): Connection reset"),
+    ("gloo_mesh", ("connectFullMesh failed",), r"Gloo connectFullMesh failed"),
+    # torchelastic ChildFailedError table (errors/__init__.py), one row per line
+    ("cfe_root", ("Root Cause (first observed failure)",), r"^Root Cause \(first observed failure\):"),
+    ("cfe_failures", ("Failures:",), r"^Failures:\s*$"),
+    ("cfe_time", ("time      : ",), r"^\s{1,4}time\s{1,8}: (?P<time>\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)"),
+    ("cfe_host", ("host      : ",), r"^\s{1,4}host\s{1,8}: (?P<host>[^\s]{1,255})\s*$"),
+    ("cfe_rank", ("(local_rank: ",), r"^\s{1,4}rank\s{1,8}: (?P<rank>\d{1,7}) \(local_rank: (?P<local>\d{1,7})\)"),
+    ("cfe_exit", ("exitcode  : ",),
+     r"^\s{1,4}exitcode\s{1,4}: (?P<code>-?\d{1,4}) \(pid: (?P<pid>\d{1,9})\)(?:\s{1,4}\((?P<sig>SIG[A-Z]{1,8})\))?"),
+    ("cfe_file", ("error_file: ",), r"^\s{1,4}error_file: (?P<file>.{1,4096}?)\s*$"),
+    # torchelastic agent (multiprocessing/api.py, agent/server/api.py)
+    ("agent_term", ("closing signal",), r"Sending process (?P<pid>\d{1,9}) closing signal (?P<sig>SIG[A-Z]{1,8})"),
+    ("agent_failed", ("failed (exitcode: ",),
+     r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank: (?P<local>\d{1,7}) \(pid: (?P<pid>\d{1,9})\) of binary"),
+    ("agent_death", ("death signal, shutting down workers",),
+     r"Received (?P<sig>\d{1,3}|Signals\.SIG[A-Z]{1,8}|SIG[A-Z]{1,8}) death signal, shutting down workers"),
+    ("agent_death", ("got signal: ",), r"SignalException: Process (?P<pid>\d{1,9}) got signal: (?P<sig>\S{1,20})"),
+    ("rdzv", ("restart_count=", "group_rank=", "global_ranks=", "group_world_size=", "local_ranks="),
+     r"^\s{1,4}(?P<key>restart_count|group_rank|group_world_size|local_ranks|global_ranks)"
+     r"=(?P<val>[\d, \[\]]{1,20000})$"),
+    ("restart", ("attempts left; will restart worker group",),
+     r"Worker group FAILED\. (?P<left>\d{1,4})/(?P<max>\d{1,4}) attempts left; will restart worker group"),
+    # SLURM (src/slurmd/slurmstepd/req.c, src/srun/launch.c, task_cgroup_memory.c)
+    ("sched_kill", ("CANCELLED AT",),
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+]{1,40}) (?:ON (?P<node>\S{1,255}) )?CANCELLED AT (?P<time>\S{1,40})"
+     r"(?: DUE (?:TO|to) (?P<reason>[^*]{1,80}?))? \*\*\*"),
+    ("srun_task", ("srun: error: ",),
+     r"srun: error: (?P<host>[\w.\-]{1,255}): tasks? (?P<tasks>[\d,\-]{1,400}): (?P<how>.{1,120})$"),
+    ("sched_oom", ("oom_kill event", "oom-kill event"), r"Detected (?P<n>\d{1,6}) oom[_-]kill event"),
+    # kernel: NVIDIA Xid (kernel_rc.c krcReportXid), OOM killer (mm/oom_kill.c)
+    ("xid", ("NVRM: Xid",),
+     r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})[^)]{0,40}\): (?P<xid>\d{1,4})"
+     r"(?:, pid=(?P<pid>\d{1,9}|'?<unknown>'?))?"),
+    ("oom_kill", ("Killed process ",), r"Killed process (?P<pid>\d{1,9}) \((?P<comm>[^)]{0,64})\)"),
+    ("oom_kill", ("oom-kill:",), r"oom-kill:.{0,2000}?,task=(?P<comm>[^,]{0,64}),pid=\s{0,5}(?P<pid>\d{1,9})"),
+    # NCCL init (src/init.cc): the rank of a communicator, its GPU and PCI bus id, the host and pid in front
+    ("nccl_init", ("cudaDev ",),
+     r"(?:(?P<host>[\w.\-]{1,255}):(?P<pid>\d{1,9}):\d{1,9} \[\d{1,3}\] )?NCCL INFO .{0,200}?comm 0x[0-9a-f]{1,16} "
+     r"rank (?P<rank>\d{1,7}) nranks (?P<nranks>\d{1,7}) cudaDev (?P<dev>\d{1,3})(?: nvmlDev \d{1,3})? "
+     r"busId (?P<busid>[0-9a-fA-F]{1,16})"),
+    # Ray: the actor a task error came from (python/ray/exceptions.py RayTaskError)
+    ("ray_task_error", ("RayTaskError(",),
+     r"RayTaskError\(\w{1,80}\): .{0,200}?\(pid=(?P<pid>\d{1,9}), ip=(?P<ip>[0-9A-Fa-f.:]{3,45})"),
+    # a job's own success line: Megatron-LM training.py pretrain(), HF transformers Trainer, verl ray_trainer fit()
+    ("success", ("[after training is done]",), r"^\[after training is done\] datetime: "),
+    ("success", ("Training completed. Do not forget to share your model",), r"^Training completed\. Do not forget"),
+    ("success", ("Final validation metrics: ",), r"^Final validation metrics: "),
+    # a failed call that is tried again (tenacity, urllib3/huggingface_hub, Ray, the frameworks' own retry loops)
+    ("retry", ("retrying", "Retrying", "retry ", "Retry "), r"(?i)\bretry(?:ing)?\b"),
+    # vLLM's shm_broadcast.py while a worker waits for the next request: not progress, not an error
+    ("waiting", ("No available shared memory broadcast block",),
+     r"No available shared memory broadcast block found in (?P<secs>\d{1,9}) second"),
+)
+
+# a training step in a progress line (the generic forms of match/observe.py PROGRESS, with the number)
+STEP = (r"(?:\bstep[:=]\s?|\bglobal_step[:= ]\s?|\bGlobal step |\bstep |\biteration\s+|\bepisode |\bpipeline step )"
+        r"(?P<step>\d{1,12})(?:\s?/\s?(?P<total>\d{1,12}))?\b")
+# the rank a process says it is, read in the head of its file: torchelastic env dumps, vLLM's
+# "rank 15 in world size 16" (distributed/parallel_state.py), an app's "rank 3/8"
+RANK_SELF = (r"'RANK': '(?P<r1>\d{1,7})'|\bRANK=(?P<r2>\d{1,7})\b|\brank (?P<r3>\d{1,7}) in world size \d"
+             r"|^(?:\S{1,40} )?rank (?P<r4>\d{1,7}) ?/ ?\d{1,7}\b")
+RANK_SELF_LITERALS = ("RANK", "rank ")
+PID_SELF = r"\bpid[=:] ?(?P<pid>\d{1,9})\b"
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    kind: str
+    fields: dict[str, str]
+
+
+MARK_LITERALS: tuple[str, ...] = tuple(sorted({lit for _k, lits, _rx in PROBES for lit in lits}))
+# every line a reader needs the fast search to feed it: tracebacks, lone errors, the marks of cross-rank
+# forensics, py-spy's thread headers
+READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + MARK_LITERALS + THREAD_LITERALS
+
+
+@cache
+def _compiled() -> tuple[regex.Pattern[str], tuple[tuple[str, tuple[str, ...], regex.Pattern[str]], ...],
+                         regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
+    """Compiled on first use (start-up stays quick for --help, --list, --version)."""
+    any_literal = regex.compile("|".join(regex.escape(lit) for lit in MARK_LITERALS))
+    probes = tuple((kind, lits, regex.compile(rx)) for kind, lits, rx in PROBES)
+    return any_literal, probes, regex.compile(STEP), regex.compile(RANK_SELF), regex.compile(PID_SELF)
+
+
+def probe(text: str) -> list[Mark]:
+    """The marks a cleaned line holds (most lines hold none: one literal search decides)."""
+    any_literal, probes, _step, _rank, _pid = _compiled()
+    if any_literal.search(text) is None:
+        return []
+    out: list[Mark] = []
+    for kind, lits, rx in probes:
+        if any(lit in text for lit in lits):
+            m = rx.search(text)
+            if m is not None:
+                out.append(Mark(kind, {k: v for k, v in m.groupdict().items() if v is not None}))
+    return out
+
+
+def self_rank(text: str) -> Mark | None:
+    """The rank a process says it is (and its pid, when the same line gives it)."""
+    _any, _probes, _step, rank_self, pid_self = _compiled()
+    m = rank_self.search(text)
+    if m is None:
+        return None
+    value = m.group("r1") or m.group("r2") or m.group("r3") or m.group("r4")
+    if not value:
+        return None
+    fields = {"rank": value}
+    p = pid_self.search(text)
+    if p is not None:
+        fields["pid"] = p.group("pid")
+    return Mark("rank_self", fields)
+
+
+def step_of(text: str) -> int | None:
+    m = _compiled()[2].search(text)
+    return int(m.group("step")) if m is not None else None
+
+
+def busid_to_pci(busid: str) -> str | None:
+    """NCCL's packed bus id (`3b000`, `1a1000`) as the PCI address an Xid line names (`0000:3b:00`)."""
+    try:
+        value = int(busid, 16)
+    except ValueError:
+        return None
+    return f"{value >> 20:04x}:{(value & 0xFF000) >> 12:02x}:{(value & 0xFF0) >> 4:02x}"
