@@ -185,3 +185,28 @@ def test_memory_stays_bounded_with_many_ranks(db, tmp_path: Path, monkeypatch: p
     pipeline.add(pipeline.scan(Source(str(log), log), 0, fast=False))
     book = pipeline.collector.forensics
     assert 0 < len(book.writers) <= 300 and book.dropped >= 2000 - 300
+
+
+def test_kernel_line_joined_by_host_and_time(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # an Xid whose pid is no rank's and whose GPU no rank printed: the rank of that host that stopped just before it
+    # (not the one that only lost its peer); dmesg line from sample_logs/host/gpu-fell-off-bus-xid79-dmesg.log
+    node = tmp_path / "node03"
+    node.mkdir()
+    (node / "rank0.log").write_text(
+        "[2025-07-17 14:01:50] rank 0/2 host=node03 pid=101\n[2025-07-17 14:02:36] rank 0: step 3/6 loss=1.0000\n"
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+        "closed by peer [127.0.0.1]:11678. This is typically caused by a remote worker crashing. Check the logs of "
+        "the remote worker before reporting an error. GLHF!\n")
+    (node / "rank1.log").write_text(
+        "[2025-07-17 14:01:50] rank 1/2 host=node03 pid=102\n[2025-07-17 14:02:37] rank 1: step 3/6 loss=1.0000\n")
+    (node / "dmesg.txt").write_text("[Thu Jul 17 14:02:38 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=428817, "
+                                    "name=python3, GPU has fallen off the bus.\n")
+    from diagnoser.modes.batch import diagnose
+    from diagnoser.read.walk import expand
+    from diagnoser.report.contract import to_json
+    report = diagnose(db, expand(tmp_path, lambda _m: None), "en")
+    culprit = to_json(report)["culprit"]
+    assert (culprit["rank"], culprit["host"], culprit["error"]) == (1, "node03", "gpu-fell-off-bus")
+    assert report.forensics is not None and report.forensics.culprit is not None
+    row = report.forensics.culprit.row
+    assert row is not None and row.kernel is not None and "Xid 79" in row.kernel[0]

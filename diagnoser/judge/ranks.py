@@ -190,7 +190,10 @@ class Resolver:
         host = pid = gpu = None
         for source, who, w in self.procs.get(proc, []):
             ident = _ident(self.book, source)
-            host = host or ident.host or w.track.host
+            # a line's own prefix (Ray's ip=, NCCL's host:pid) names where that process ran; the folder holding a
+            # driver's console (which carries every node's lines) does not
+            line_host = w.track.host or w.host  # the head's first (the same whatever the parts of a split scan)
+            host = host or (line_host if who[3] is not None else None) or ident.host or line_host
             pid = pid or ident.pid or who[3] or w.self_pid
             if w.nccl is not None:
                 gpu = gpu or busid_to_pci(w.nccl.get("busid", ""))

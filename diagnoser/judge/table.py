@@ -11,6 +11,7 @@ from .findings import Location, earlier
 from .ranks import MAX_ROWS, Proc, RankRow, Resolver
 
 MAX_WORLD = 1 << 20
+KERNEL_WINDOW = 600.0  # a kernel line with no pid or GPU to go by: the rank on its host that stopped this long before
 
 
 @dataclass(slots=True)
@@ -102,9 +103,12 @@ def build_table(book: ForensicBook, facts: dict[str, str]) -> Table:
                   resolver.world, attempts=attempts, hidden=book.hidden_echoes, dropped=book.dropped)
     _ray_errors(book, resolver, table)
     _exits(book, resolver, table)
-    _kernel(book, table)
+    unjoined = _kernel(book, table)
     _end(book, table)
     _states(table)
+    for what, where in unjoined:  # by host and time, once the states tell who only echoed
+        for r in _by_host_and_time(table, where):
+            r.kernel = r.kernel or (what, where)
     return table
 
 
@@ -172,23 +176,48 @@ def _exits(book: ForensicBook, resolver: Resolver, table: Table) -> None:
                         r.killed_by = r.killed_by or "outside"
 
 
-def _kernel(book: ForensicBook, table: Table) -> None:
-    """Kernel lines joined to ranks: the OOM killer's victim by pid, an Xid by the GPU's PCI address (NCCL's busId)."""
+def _kernel(book: ForensicBook, table: Table) -> list[tuple[str, Location]]:
+    """Kernel lines joined to ranks: the OOM killer's victim by pid, an Xid by the GPU's PCI address (NCCL's busId).
+    Returns the lines neither joined (see _by_host_and_time)."""
     by_pid = {r.pid: r for r in table.ranked() if r.pid is not None}
+    unjoined: list[tuple[str, Location]] = []
     for f, where in book.items("oom_kill"):
         r = by_pid.get(int(f["pid"])) if f.get("pid", "").isdigit() and len(f["pid"]) < 10 else None
+        what = f"OOM killer: Killed process {f.get('pid', '?')} ({f.get('comm', '?')})"
         if r is not None and (r.host is None or where.host is None or r.host == where.host):
-            r.kernel = r.kernel or (f"OOM killer: Killed process {f['pid']} ({f.get('comm', '?')})", where)
+            r.kernel = r.kernel or (what, where)
             r.host = r.host or where.host
             r.killed_by = "oom-killer"
+        else:
+            unjoined.append((what, where))
     for f, where in book.items("xid"):
         pci = f.get("pci", "").lower()
         pid = f.get("pid", "")
+        what = f"NVRM: Xid {f.get('xid', '?')} on PCI:{pci}"
+        joined = False
         for r in table.ranked():
             same_gpu = r.gpu is not None and r.gpu.lower() == pci and (r.host is None or where.host in (None, r.host))
             if same_gpu or (pid.isdigit() and r.pid == int(pid)):
-                r.kernel = r.kernel or (f"NVRM: Xid {f.get('xid', '?')} on PCI:{pci}", where)
+                r.kernel = r.kernel or (what, where)
                 r.host = r.host or where.host
+                joined = True
+        if not joined:
+            unjoined.append((what, where))
+    return unjoined
+
+
+def _by_host_and_time(table: Table, where: Location) -> list[RankRow]:
+    """The ranks of a kernel line's host whose logs ended last before it, within KERNEL_WINDOW: a rank the kernel
+    killed or whose GPU failed stops there; ranks that only echo another's failure are not it."""
+    if where.host is None or where.ts is None:
+        return []
+    ts = where.ts
+    near = [r for r in table.ranked() if r.host == where.host and r.state != "echo" and r.last_ts is not None
+            and ts - KERNEL_WINDOW <= r.last_ts <= ts + 1.0]
+    if not near:
+        return []
+    last = max(r.last_ts for r in near if r.last_ts is not None)
+    return [r for r in near if r.last_ts is not None and r.last_ts >= last - 1.0]
 
 
 def _end(book: ForensicBook, table: Table) -> None:
