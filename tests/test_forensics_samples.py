@@ -41,3 +41,20 @@ def test_live_mode_names_the_same_culprit(db) -> None:  # type: ignore[no-untype
     live = to_json(session.finish())
     batch = _report(db, job)
     assert live["culprit"]["rank"] == batch["culprit"]["rank"] == 3
+
+
+def test_flight_recorder_names_the_rank_with_another_size() -> None:
+    # the hang's real JSON dumps of ranks 0-2 (all pending in collective 3 of group 0), rank 2's input size changed:
+    # fr_trace's SIZE_MISMATCH, and only rank 2 is named
+    import json
+    dumps = []
+    for rank in range(3):
+        doc = json.loads((JOBS / "forensics-torchrun-hang" / "fr" / "json" / f"nccl_trace_rank_{rank}.json").read_text())
+        if rank == 2:
+            for entry in doc["entries"]:
+                if entry["collective_seq_id"] == 3:
+                    entry["input_sizes"] = entry["output_sizes"] = [[2048]]
+        dumps.append(read_dump(json.dumps(doc).encode(), rank, f"nccl_trace_rank_{rank}.json"))
+    from diagnoser.judge.artifacts import flight_recorder
+    notes = [n for n in flight_recorder(dumps, 3) if n.kind == "fr-mismatch"]
+    assert [(n.ranks, "sizes differ" in n.text) for n in notes] == [([2], True)]
