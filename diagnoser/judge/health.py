@@ -110,9 +110,9 @@ class HealthBook:
         elif s.recent and s.recent[-1][0] == step:
             return []  # the same step printed twice (ROLL's tracker line and its plain JSON line)
         trips: list[Trip] = []
-        prev = [p[1] for p in s.recent if finite(p[1])]
         point: Point = (step, value, event.line.lineno, _said(event.head[:TOKEN_CHARS // 2], token)[:TOKEN_CHARS])
         if finite(value):
+            prev = list(s.values)
             for ref in s.refs:
                 clause = _clause(signatures, ref)
                 state = s.states.setdefault(ref, ClauseState())
@@ -122,6 +122,7 @@ class HealthBook:
                 if state.run >= clause.sustain and not state.done:
                     state.done = True
                     trips.append(self._trip(ref, clause, state, s, point, event))
+            s.values.append(value)
             if len(s.early) < EARLY_KEEP:
                 s.early.append(value)
             s.low = value if s.low is None else min(s.low, value)

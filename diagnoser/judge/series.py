@@ -17,8 +17,7 @@ Ref = tuple[str, int]
 Point = tuple[int, float, int, str]  # step, value, line number, the text that printed it
 
 
-def finite(x: float) -> bool:
-    return not (math.isnan(x) or math.isinf(x))
+finite = math.isfinite  # neither NaN nor Inf
 
 
 class Sketch:
@@ -101,6 +100,7 @@ class Series:
     ordinal: bool = False  # steps are the count of records (the format prints no step)
     early: list[float] = field(default_factory=list)
     recent: deque[Point] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+    values: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))  # the last finite values
     sketch: Sketch = field(default_factory=Sketch)
     states: dict[Ref, ClauseState] = field(default_factory=dict)
 

@@ -48,12 +48,20 @@ class MetricWatch:
         self.rules = rules
         self.vanishing = any(r.vanished for r in rules)  # every record counts, even one with no value read
         self._memo: dict[str, tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]] = {}
+        self._excuses: dict[str, tuple[Ref, ...]] = {}  # key -> the clauses it would excuse
 
     def excused(self, record: Record) -> tuple[Ref, ...]:
         """The `vanished` clauses this record excuses: it prints a key of their `excused_by` above 0."""
-        return tuple(r.ref for r in self.rules if r.excused_by and any(
-            (number(printed) or 0) > 0 for key, printed, _token in record.pairs
-            if any(p.search(key) for p in r.excused_by)))
+        out: list[Ref] = []
+        for key, printed, _token in record.pairs:
+            refs = self._excuses.get(key)
+            if refs is None:
+                if len(self._excuses) >= MEMO_KEYS:
+                    self._excuses.clear()
+                refs = self._excuses[key] = tuple(r.ref for r in self.rules if any(p.search(key) for p in r.excused_by))
+            if refs and (number(printed) or 0) > 0:
+                out += refs
+        return tuple(out)
 
     def refs(self, key: str) -> tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]:
         """(clauses that read `key` itself, clauses that read it divided by another key: (ref, divisor))."""
