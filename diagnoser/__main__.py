@@ -4,7 +4,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+from types import FrameType
+
+_interrupted = False
+
+
+def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
+    # Python's own handler raises KeyboardInterrupt too, but an interrupt that lands in a finaliser (a
+    # __del__, a weakref callback) is printed as "Exception ignored" and lost: the run then went on and
+    # ended 0. The flag remembers that the user asked to stop, whatever swallowed the exception.
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,12 +28,27 @@ def main(argv: list[str] | None = None) -> int:
         from . import __version__
         print(f"diagnose {__version__}")
         return 0
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when a caller chose otherwise
+        signal.signal(signal.SIGINT, _on_sigint)
     try:
         from .cli import main as cli_main
 
-        return cli_main(argv)
+        code = cli_main(argv)
     except KeyboardInterrupt:  # Ctrl-C while starting (cli.main handles it once running): the status a shell expects
-        return 130
+        code = 130
+    if not _interrupted:
+        return code
+    code = code or 130
+    if argv is None:  # the command itself, not a caller in the same process
+        # CPython remembers an interrupt that reached C code running Python text (PyRun_String, which some
+        # extensions call) even after we handled it, and at exit kills itself with SIGINT instead of
+        # returning our status: seen as 'killed by SIGINT' one run in six. Leave with the status directly,
+        # after flushing what was written.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":
