@@ -192,6 +192,11 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "err_output": {"en": "the report could not be written to standard output ({reason}): what was written is "
                          "incomplete",
                    "zh": "报告无法写入标准输出（{reason}）：已写出的部分不完整"},
+    "err_sig_not_file": {"en": "not a regular file (a FIFO, a device or a socket); not a signature file",
+                         "zh": "不是普通文件（FIFO、设备或套接字），不是特征文件"},
+    "err_sig_alias": {"en": "YAML aliases are not allowed in a signature file (an alias repeats another part of "
+                            "the file)",
+                      "zh": "特征文件中不允许使用 YAML 别名（别名会重复文件的其他部分）"},
     "warn_passthrough": {"en": "cannot pass the command's output on ({reason}); the command runs on and is still "
                                "diagnosed",
                          "zh": "无法转发命令的输出（{reason}）；命令继续运行，诊断照常进行"},

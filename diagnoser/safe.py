@@ -51,6 +51,23 @@ def printable(text: str, *, one_line: bool = False) -> str:
     return rx.sub(_escape, text) if rx.search(text) else text
 
 
+MAX_DIGITS = 18  # a rank, pid, step, count or size with more digits than this is kept as text, not parsed
+
+
+def to_int(text: str | None, max_digits: int = MAX_DIGITS) -> int | None:
+    """A number a log printed, when it is one of sane width; else None (the text stays in the line).
+
+    Thousands of digits would otherwise cost quadratic time or fail (Python's int() stops at 4300 digits).
+    """
+    if not text:
+        return None
+    text = text.strip()
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    digits = text.lstrip("0") or "0"  # leading zeros count toward int()'s limit too
+    return int(digits) if len(digits) <= max_digits else None
+
+
 def shown_path(path: str | os.PathLike[str]) -> str:
     """A file name for display and for the report: undecodable bytes as `\\xNN`, controls escaped."""
     return printable(os.fspath(path), one_line=True)

@@ -19,6 +19,7 @@ from ..match.events import (
 from ..match.schema import Signature
 from ..read.activity import who_of
 from ..read.lone import LONE_KEEP
+from ..safe import to_int
 from .book import ForensicBook
 from .findings import (
     MAX_LONE,
@@ -132,8 +133,8 @@ class Collector:
         where = Location.of(line)
         sig = self.signatures[event.sig_id]
         captured = event.captures.get("rank", "")
-        if where.rank is None and captured.isdigit():
-            where.rank = int(captured)  # e.g. torchrun's "Root Cause" table names the rank that died
+        if where.rank is None and to_int(captured) is not None:
+            where.rank = to_int(captured)  # e.g. torchrun's "Root Cause" table names the rank that died
         if sig.is_failure:
             role = self.roles.get(line.source, ("worker", None))[0]
             if role == "kernel":

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..i18n import msg
 from ..match.observe import FRAMEWORK_MARKERS
+from ..safe import to_int
 from .collector import Collector
 from .findings import Finding, Location, Moment
 
@@ -97,7 +98,8 @@ def _job(collector: Collector, findings: list[Finding]) -> dict[str, object]:
                 "micro_batch_size", "rollout_batch_size"):
         value = facts.get(f"job_{key}")
         if value is not None:
-            job[key] = int(value) if value.isdigit() else value
+            number = to_int(value)
+            job[key] = number if number is not None else value  # a number too long to be one stays text
     return job
 
 
@@ -106,7 +108,7 @@ def _checkpoint(collector: Collector) -> dict[str, object] | None:
     if fact is None:
         return None
     step = fact.groups.get("ckpt_step")
-    return {"step": int(step) if step and step.isdigit() else None, "path": fact.groups.get("ckpt_path"),
+    return {"step": to_int(step), "path": fact.groups.get("ckpt_path"),
             "source": fact.where.source, "line": fact.where.line, "time": fact.where.time,
             # verl says where it saves before it saves: a failure right after may have left it incomplete
             "confirmed": "ckpt_started" not in fact.groups}

@@ -28,10 +28,10 @@ from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
 from .parse import parse_signature
 from .schema import Condition, Signature, placeholder_names
+from .sigfile import MAX_FILE_BYTES as MAX_FILE_BYTES
+from .sigfile import no_aliases, read_signature_file, signature_text
 
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
-
-MAX_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,17 +97,9 @@ def _display(path: Path, root: Path) -> str:
 def load_file(path: Path, root: Path) -> Signature:
     """Read and validate one signature file; its folder below `root` is its layer."""
     shown = _display(path, root)
+    text = signature_text(read_signature_file(path, shown), shown)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SignatureError(shown, "", Msg("err_sig_too_big", kib=MAX_FILE_BYTES // 1024))
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SignatureError(shown, "", Msg("err_sig_read", reason=exc.strerror or exc)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SignatureError(shown, "", Msg("err_sig_utf8", at=exc.start)) from None
-    try:
+        no_aliases(text, shown, _YamlLoader)
         data = yaml.load(text, Loader=_YamlLoader)  # a safe loader (libyaml's when present)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -262,7 +254,8 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> D
             raise SignatureError(str(d), "", Msg("err_sig_folder"))
         roots.append(d)
     try:
-        files = [(f"{n}:{path}", path.read_bytes()) for n, root in enumerate(roots) for path in _yaml_files(root)]
+        files = [(f"{n}:{path}", read_signature_file(path, _display(path, root)))
+                 for n, root in enumerate(roots) for path in _yaml_files(root)]
     except OSError:
         files = None  # load_signatures says what is wrong
     key = cache.key(files, engine_name()) if files is not None else None

@@ -28,8 +28,8 @@ FIELD_ORDER = (
     "match", "metric", "leads_to", "facts", "why", "remedy", "references", "falsepositives", "examples",
 )
 REQUIRED = ("id", "title", "kind", "severity", "why", "remedy", "references", "examples")  # and `match` or `metric`
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")  # \Z: "$" would let a trailing newline in
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # `{name}`, `{name|fallback text}` or `{name:filter}`; `{{` and `}}` are literal braces, and so is a
 # shell variable `${VAR}` / `${PIPESTATUS[0]}` (remedies quote shell commands).
 PLACEHOLDER_RE = re.compile(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import regex
 
+from ..safe import to_int
 from .prefixes import (
     ALPHA,
     ANSI_RE,
@@ -62,6 +63,7 @@ HEAD_LINES = 2000
 # where config dumps and launch lines are; checkpoint messages are read everywhere.
 FACT_LINES = 50000
 SRUN_PREAMBLE = 50  # lines a batch script may print before srun's labelled output starts
+MAX_REPEAT = 10**9  # Ray's "[repeated Nx across cluster]": a count past this is a count of this
 
 
 @dataclass(slots=True)
@@ -141,7 +143,7 @@ class Normalizer:
         if "[repeated" in body:
             m = REPEAT_RE.search(body)
             if m:
-                repeat = int(m.group("n"))
+                repeat = min(to_int(m.group("n")) or 1, MAX_REPEAT)
                 body = body[: m.start()]
         segments = _segments(body) if "\r" in body or "%|" in body else [body]
         out: list[LogLine] = []
@@ -211,11 +213,13 @@ class Normalizer:
     def _absorb(self, m: regex.Match[str], info: _Info) -> None:
         groups = m.groupdict()
         # a global rank ([rank12]:) beats a local worker index ([default0]:) whatever their order
-        if groups.get("rank") is not None and (info.rank is None or info.rank_is_local):
-            info.rank = int(groups["rank"])
+        rank = to_int(groups.get("rank"))
+        if rank is not None and (info.rank is None or info.rank_is_local):
+            info.rank = rank
             info.rank_is_local = False
-        if groups.get("lrank") is not None and info.lrank is None:
-            info.lrank = int(groups["lrank"])
+        lrank = to_int(groups.get("lrank"))
+        if lrank is not None and info.lrank is None:
+            info.lrank = lrank
             if info.rank is None:
                 info.rank = info.lrank
                 info.rank_is_local = True
@@ -226,8 +230,8 @@ class Normalizer:
             info.actor = groups["actor"].strip()
         pid = groups.get("pid")
         if pid and info.pid is None and pid.isdigit():
-            info.pid = int(pid)
-        elif pid and info.actor is None:
+            info.pid = to_int(pid)
+        elif pid and info.actor is None and not pid.isdigit():
             info.actor = pid  # "(pid=gcs_server)"
         if groups.get("H") is not None and info.time is None:
             self._time(groups, info)
