@@ -146,6 +146,22 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
 
 
+def _wait_reading(pid: int, limit: float = 60.0) -> None:
+    """Until the process waits on its input pipe (so it runs our code, not the interpreter's start-up, which
+    a SIGINT kills outright): on a loaded machine a fixed sleep was not enough."""
+    wchan = Path(f"/proc/{pid}/wchan")
+    deadline = time.monotonic() + limit
+    time.sleep(0.5)
+    while time.monotonic() < deadline:
+        try:
+            if "pipe" in wchan.read_text():
+                break
+        except OSError:
+            break  # no /proc: the fixed wait below is all there is
+        time.sleep(0.1)
+    time.sleep(0.5)
+
+
 def test_ctrl_c_exits_130_without_a_traceback() -> None:
     # diagnose reads a pipe whose writer never finishes: Ctrl-C is the only way out
     proc = subprocess.Popen([sys.executable, "-m", "diagnoser"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -153,7 +169,7 @@ def test_ctrl_c_exits_130_without_a_traceback() -> None:
     assert proc.stdin is not None
     proc.stdin.write(b"step 1\n" * 1000)
     proc.stdin.flush()
-    time.sleep(2.0)
+    _wait_reading(proc.pid)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err  # not 0 (an interrupt lost in a finaliser), not killed by SIGINT
