@@ -21,19 +21,18 @@ from ..read.activity import who_of
 from ..read.lone import LONE_KEEP
 from ..safe import to_int
 from .book import ForensicBook
+from .deferred import Deferred
 from .findings import (
     MAX_LONE,
-    MAX_RANKS,
     MAX_TIMELINE,
-    MAX_UNRECOGNIZED,
     Fact,
     Finding,
     Location,
     Moment,
     Unrecognized,
-    add_capped,
     earlier,
     fold_unrecognized,
+    merge_unrecognized,
 )
 from .health import HealthBook, Trip
 from .series import fmt
@@ -53,9 +52,8 @@ class Collector:
         self.roles: dict[str, tuple[str, str | None]] = {}  # source → (role, host from its path)
         self.kernel: list[tuple[str, Location]] = []  # failure findings seen in kernel logs
         # decided in finalize(), when every part of every source has been merged
-        self.deferred: list[DeferredHitEvent] = []
+        self.deferred = Deferred()
         self.file_seen: dict[str, set[str]] = {}
-        self.maybe_unrecognized: list[UnrecognizedEvent] = []
         self.lone: list[UnrecognizedEvent] = []  # lone exception lines: shown only when nothing else explains
         self.forensics = ForensicBook()  # who did what across ranks (judge/book.py)
         self.lines = 0
@@ -76,12 +74,13 @@ class Collector:
             self._lone([event])
         elif isinstance(event, UnrecognizedEvent):
             if event.depends_on:
-                self.maybe_unrecognized.append(event)
+                self.deferred.add_unrecognized(event)
             else:
                 self._unrecognized(event)
         elif isinstance(event, DeferredHitEvent):
-            if len(self.deferred) < MAX_TIMELINE:
-                self.deferred.append(event)
+            more = self.deferred.add_hit(event)
+            if more is not None:
+                self.deferred.fold(event.key, self._finding(more))
         elif isinstance(event, MetricEvent):
             for trip in self.health.feed(event, self.signatures):
                 self._tripped(trip)
@@ -128,22 +127,12 @@ class Collector:
         self._hit(HitEvent(trip.ref[0], trip.line, captures, tuple(evidence)), trip)
         self.health_news.append(trip.ref[0])
 
-    def _hit(self, event: HitEvent, health: Trip | None = None) -> None:
+    def _finding(self, event: HitEvent, health: Trip | None = None) -> Finding:
         line = event.line
         where = Location.of(line)
-        sig = self.signatures[event.sig_id]
-        captured = event.captures.get("rank", "")
-        if where.rank is None and to_int(captured) is not None:
-            where.rank = to_int(captured)  # e.g. torchrun's "Root Cause" table names the rank that died
-        if sig.is_failure:
-            role = self.roles.get(line.source, ("worker", None))[0]
-            if role == "kernel":
-                if len(self.kernel) < MAX_TIMELINE:
-                    self.kernel.append((event.sig_id, where))
-            else:
-                self._moment(event.sig_id, where)
-                if sig.role in ("root", "cascade", "teardown"):  # its own error, or an echo of another's
-                    self.forensics.error(where, who_of(line), event.sig_id, sig.role != "root")
+        captured = to_int(event.captures.get("rank"))
+        if where.rank is None and captured is not None:
+            where.rank = captured  # e.g. torchrun's "Root Cause" table names the rank that died
         f = Finding(self.signatures[event.sig_id], line.repeat, where, where, dict(event.captures), event.evidence,
                     matched_on=event.matched_on, health=health)
         if line.rank is not None:
@@ -151,9 +140,28 @@ class Collector:
         if line.host:
             f.hosts.add(line.host)
         f.sources.append(line.source)
-        known = self.findings.get(event.sig_id)
+        return f
+
+    def _hit(self, event: HitEvent, health: Trip | None = None) -> None:
+        f = self._finding(event, health)
+        self._add(f)
+        sig = f.sig
+        if sig.is_failure and sig.role in ("root", "cascade", "teardown") \
+                and self.roles.get(event.line.source, ("worker", None))[0] != "kernel":
+            self.forensics.error(f.first, who_of(event.line), sig.id, sig.role != "root")  # its own error, or an echo
+
+    def _add(self, f: Finding) -> None:
+        sig_id, where = f.sig.id, f.first
+        if f.sig.is_failure:
+            role = self.roles.get(where.source, ("worker", None))[0]
+            if role == "kernel":
+                if len(self.kernel) < MAX_TIMELINE:
+                    self.kernel.append((sig_id, where))
+            else:
+                self._moment(sig_id, where)
+        known = self.findings.get(sig_id)
         if known is None:
-            self.findings[event.sig_id] = f
+            self.findings[sig_id] = f
         else:
             known.absorb(f)
 
@@ -194,21 +202,27 @@ class Collector:
         for trip in self.health.finalize(self.signatures):
             self._tripped(trip)
         accepted: set[str] = set()
-        for d in self.deferred:
-            seen = self.file_seen.get(d.hit.line.source, set())
-            if all(k in seen for k in d.needs) and not any(k in seen for k in d.forbids):
-                accepted.add(d.key)
-                self._hit(d.hit)
-        for u in self.maybe_unrecognized:
-            if not any(k in accepted for k in u.depends_on):
-                self._unrecognized(u)
-        self.deferred, self.maybe_unrecognized = [], []
+        for key, group in self.deferred.hits.items():
+            seen = self.file_seen.get(group.source, set())
+            if all(k in seen for k in group.needs) and not any(k in seen for k in group.forbids):
+                accepted.add(key)
+                for hit in group.kept:
+                    self._hit(hit)
+                if group.more is not None:
+                    self._add(group.more)
+        for depends_on, tbs in self.deferred.tracebacks.items():
+            if not any(k in accepted for k in depends_on):
+                for event in tbs.kept:
+                    self._unrecognized(event)
+                for fold_key, u in tbs.more.items():
+                    merge_unrecognized(self.unrecognized, fold_key, u)
+        self.deferred = Deferred()
 
     def merge(self, other: Collector) -> None:
         """Fold in another source's results (called in source order, so results are stable)."""
         trips = self.health.merge(other.health, self.signatures)
-        self.deferred.extend(other.deferred)
-        self.maybe_unrecognized.extend(other.maybe_unrecognized)
+        for key, event in self.deferred.merge(other.deferred):
+            self.deferred.fold(key, self._finding(event))
         self._lone(other.lone)
         for source, keys in other.file_seen.items():
             self.file_seen.setdefault(source, set()).update(keys)
@@ -218,16 +232,8 @@ class Collector:
                 self.findings[sig_id] = f
             else:
                 mine.absorb(f)
-        for key, u in other.unrecognized.items():
-            known = self.unrecognized.get(key)
-            if known is None:
-                if len(self.unrecognized) < MAX_UNRECOGNIZED:
-                    self.unrecognized[key] = u
-                continue
-            known.count += u.count
-            if earlier(u.first, known.first):
-                known.first, known.message, known.frame = u.first, u.message, u.frame
-            add_capped(known.ranks, u.ranks, MAX_RANKS)
+        for fold_key, u in other.unrecognized.items():
+            merge_unrecognized(self.unrecognized, fold_key, u)
         for name, fact in other.facts.items():
             known_fact = self.facts.get(name)
             if known_fact is None or fact.replaces(known_fact):

@@ -119,6 +119,19 @@ def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: Unrecog
         known.ranks.add(event.line.rank)
 
 
+def merge_unrecognized(table: dict[tuple[str, str], Unrecognized], key: tuple[str, str], u: Unrecognized) -> None:
+    """Fold an entry of another table (another source or part) into `table`."""
+    known = table.get(key)
+    if known is None:
+        if len(table) < MAX_UNRECOGNIZED:
+            table[key] = u
+        return
+    known.count += u.count
+    if earlier(u.first, known.first):
+        known.first, known.message, known.frame = u.first, u.message, u.frame
+    add_capped(known.ranks, u.ranks, MAX_RANKS)
+
+
 @dataclass(slots=True)
 class Moment:
     """The first failure one rank (or one file, when ranks are unknown) showed."""

@@ -32,7 +32,7 @@ from .events import (
     StackEvent,
     UnrecognizedEvent,
 )
-from .hits import CONTEXT_AFTER, CONTEXT_REACH, FOREVER, HitDecider, Pending, TracebackBook
+from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook
 from .matcher import Matcher
 from .metrics import ReaderState, read_record
 from .metricwatch import watched
@@ -84,14 +84,14 @@ class SourceScanner(HitDecider):
         `[rankN]:` or Ray actor stream is continued and closed only by lines of its own stream), False
         when only lines holding a gate literal matter.
 
-        Hits that wait for the end of the file do not count: whole-file conditions are tracked on every
-        line that carries their literal, wherever the hit was.
+        No hit waits for the end of the file: whole-file conditions are tracked on every line that carries
+        their literal, wherever the hit was, and judged by the collector.
         """
         lineno = self.lineno
         if self.pyspy.reading:
             return True  # a py-spy stack's frames hold no literal
         for p in self.pending:
-            if (p.wait_until < FOREVER and lineno < p.wait_until) or (
+            if lineno < p.wait_until or (
                     p.tb is None and len(p.after) < CONTEXT_AFTER and lineno - p.line.lineno < CONTEXT_REACH):
                 return True
         if not self.books:
@@ -199,8 +199,7 @@ class SourceScanner(HitDecider):
         """The input went quiet (live mode): close open tracebacks, decide the hits that wait on lines."""
         self.grouper.close_all()
         for p in self.pending:
-            if p.wait_until < FOREVER:
-                p.wait_until = 0
+            p.wait_until = 0
         self._resolve_ready()
 
     def finish(self, last_line: int | None = None) -> None:
