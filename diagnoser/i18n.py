@@ -227,6 +227,10 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "warn_regex_off": {"en": "{where}: regex timed out {n} times; it is switched off for the rest of this run",
                        "zh": "{where}：正则表达式已超时 {n} 次；本次运行余下部分不再使用"},
+    # issue 19: a regex's time in all is bounded too
+    "warn_regex_budget": {"en": "{where}: regex spent {seconds} s on {n} slow line(s); it is switched off for the "
+                                "rest of this run",
+                          "zh": "{where}：正则表达式在 {n} 行慢速匹配上共耗时 {seconds} 秒；本次运行余下部分不再使用"},
     # the live pump (issue 13): a diagnosis that fell behind reads only the lines holding a gate literal
     "warn_shed": {"en": "the diagnosis fell behind the command's output; {n} line(s) holding no failure keyword "
                         "were passed through unread (every line holding one was diagnosed)",

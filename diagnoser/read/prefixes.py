@@ -48,9 +48,10 @@ def clean_bytes(data: bytes) -> bytes:
     return data.translate(None, CONTROL_BYTES)
 
 
-# tqdm-style bars: "45%|████▌     | 45/100 [00:10<00:12, 4.5it/s]" and friends.
+# tqdm-style bars: "45%|████▌     | 45/100 [00:10<00:12, 4.5it/s]" and friends. Every repeat is bounded: an
+# unbounded `[\d.]+` before "it/s" made one 64 KB line of digits cost 200 s (each start ran to the line's end).
 PROGRESS_RE = regex.compile(
-    r"\d{1,3}%\|[^|]{0,200}\||\|\s*\d+/\d+\s*\[\d+:\d\d|[\d.]+\s?(?:it/s|s/it)\]"
+    r"\d{1,3}%\|[^|]{0,200}\||\|\s{0,8}\d{1,12}/\d{1,12}\s{0,8}\[\d{1,6}:\d\d|(?<![\d.])[\d.]{1,24}+\s?(?:it/s|s/it)\]"
 )
 # A bar that ended without a newline and had the next message glued on after its "]".
 GLUED_RE = regex.compile(r"^(?P<bar>.*?\d{1,3}%\|[^|]{0,200}\|[^\[\]]{0,100}\[[^\]]{0,300}\])\s*(?P<rest>\S.*)$")
