@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,6 +10,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 CHILD_FAILS = (
     "import sys\n"
@@ -106,3 +109,37 @@ def test_a_diagnosis_that_falls_behind_sheds_only_lines_without_a_gate_literal()
     kept = out._gate(chunk)
     assert kept == b"\n\n[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n\n"
     assert out.shed == 3
+
+
+@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT", "SIGUSR1"])
+def test_other_signals_are_forwarded_not_fatal(signame: str) -> None:
+    # a hang-up (the terminal or ssh went away) used to kill diagnose and orphan the command
+    signum = getattr(signal, signame)
+    child = ("import signal, sys, time\n"
+             f"signal.signal({int(signum)}, lambda *a: (print('child got it', flush=True), sys.exit(5)))\n"
+             "print('ready', flush=True)\n"
+             "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "run", "--", sys.executable, "-c", child],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.stdout.readline().strip() != "ready":
+        pass
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert "child got it" in out and proc.returncode == 5, err
+
+
+def test_a_background_process_holding_the_pipes_does_not_hold_run() -> None:
+    # `sh -c 'sleep 60 & exit 3'`: the shell exits at once, its background sleep keeps the pipes open
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "run", "--", "sh", "-c",
+                             "echo started; sleep 60 & echo $!; exit 3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=45)  # it used to wait for the sleep, 60 s
+    finally:
+        proc.kill()
+    lines = out.split()
+    assert proc.returncode == 3 and lines[0] == "started", err
+    with contextlib.suppress(ProcessLookupError, ValueError):
+        os.kill(int(lines[1]), signal.SIGKILL)

@@ -2,9 +2,11 @@
 
 The child's stdout and stderr go to ours as they arrive (and to --log), never waiting for the diagnosis:
 reader threads copy them and queue their whole lines, in chunks, for the diagnosis, which reads them
-through the fast search's gate (the lines holding no gate literal cost it a newline count). SIGINT and
-SIGTERM are forwarded to the child; the exit status is the child's own, so `| tee` can no longer hide a
-failure.
+through the fast search's gate (the lines holding no gate literal cost it a newline count). The command runs
+in a process group of its own, and every signal that would end us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and the
+user signals are forwarded to that group; we wait for the command and exit with its own status, so `| tee` can
+no longer hide a failure and a hang-up never orphans it. A process the command left in the background that
+still holds its pipes does not hold us: GRACE seconds after the command exits, the diagnosis ends.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from ..search import LiteralSearch
 from .live import LiveSession, StopLive
 
 QUEUE_BYTES = 64 << 20  # output waiting for the diagnosis; past it, only the lines that can matter are queued
+GRACE = 1.0  # seconds the pipes are read after the command exited (a background process may hold them open)
+FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+                  if hasattr(signal, name))
 SOURCE = "<run>"
 
 
@@ -43,8 +48,12 @@ class _Output:
     others as shed: no line that could name a failure is ever dropped.
     """
 
-    def __init__(self, session: LiveSession, pumps: int, literals: frozenset[str]) -> None:
+    def __init__(self, session: LiveSession, pumps: int, literals: frozenset[str],
+                 exited: Callable[[], bool] = lambda: False) -> None:
         self.session = session
+        self.exited = exited  # whether the command has exited
+        self.exited_at: float | None = None
+        self.left_behind = False  # the command exited and something it started still holds its pipes
         self.items: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.waiting = 0  # bytes queued and not yet read
         self.lock = threading.Lock()
@@ -89,6 +98,9 @@ class _Output:
             try:
                 item = self.items.get(timeout=TICK)
             except queue.Empty:
+                if self._left_behind(now):
+                    self.open, self.left_behind = 0, True  # the pumps copy on; the diagnosis ends here
+                    break
                 continue
             if item is None:
                 self.open -= 1
@@ -98,6 +110,14 @@ class _Output:
             session.saw(SOURCE, item)
             return item
         return b""
+
+    def _left_behind(self, now: float) -> bool:
+        """The command exited GRACE ago and its pipes are still open: something it started holds them."""
+        if self.exited_at is None:
+            if self.exited():
+                self.exited_at = now
+            return False
+        return now - self.exited_at >= GRACE
 
 
 TICK = 0.2  # seconds between the session's checks (quiet streams, hangs) while output flows or not
@@ -135,10 +155,11 @@ class _Pump(threading.Thread):
             except (OSError, ValueError) as exc:
                 self.out = None  # our own output went away; the child keeps running and is still diagnosed
                 self.warn(Msg("warn_passthrough", reason=_reason(exc)))
-        if self.log is not None:
+        with self.lock:  # the log is closed under this lock (a background process may still be writing)
+            if self.log is None:
+                return
             try:
-                with self.lock:
-                    write_all(self.log, chunk)
+                write_all(self.log, chunk)
             except (OSError, ValueError) as exc:
                 self.log = None
                 self.warn(Msg("warn_log_failed", path=self.log_path, reason=_reason(exc)))
@@ -197,7 +218,7 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
         key = "err_cmd_not_found" if isinstance(exc, FileNotFoundError) else "err_cannot_run"
         raise InputError(Msg(key, command=cmd[0], reason=exc.strerror or exc)) from None
     lock = threading.Lock()
-    output = _Output(session, 2, session.db.search.body)
+    output = _Output(session, 2, session.db.search.body, lambda: child.poll() is not None)
     assert child.stdout is not None and child.stderr is not None
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
@@ -211,7 +232,7 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signum)
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     stopped = False
     try:
         session.read_stream(SOURCE, output)  # type: ignore[arg-type]
@@ -222,10 +243,15 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
         code = child.wait()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        # pumps whose pipe a background process holds are not waited for (they copy on while we live)
+        deadline = time.monotonic() + (0.1 if output.left_behind else 5.0)
         for p in pumps:
-            p.join(timeout=5)
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
         if log is not None:
-            log.close()
+            with lock:
+                for p in pumps:
+                    p.log = None
+                log.close()
     if output.shed:
         warn(Msg("warn_shed", n=output.shed))
     if stopped:
