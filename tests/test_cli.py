@@ -280,3 +280,14 @@ def test_real_pipe_subprocess() -> None:
     cat.wait()
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["root_cause"]["id"] == "cuda-oom"
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "100000000"])
+def test_any_columns_gives_a_readable_report(columns: str) -> None:
+    # COLUMNS=0 printed an empty report (rich took it as the width); a huge one padded each line to it
+    result = runner.invoke(app, [str(SAMPLE)], env={"COLUMNS": columns, "NO_COLOR": "1"})
+    lines = result.output.splitlines()
+    assert result.exit_code == 1 and "cuda-oom" in result.output
+    assert 40 <= max(len(line) for line in lines) <= 1000
+    listing = runner.invoke(app, ["--list"], env={"COLUMNS": columns, "NO_COLOR": "1"}).output
+    assert "cuda-oom" in listing and max(len(line) for line in listing.splitlines()) <= 1000

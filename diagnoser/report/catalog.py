@@ -14,11 +14,12 @@ from ..match.database import Database
 from ..match.schema import Signature
 from ..safe import json_dumps, printable
 from .health import condition_text
+from .text import report_width
 
 
 def _console(out: TextIO, color: bool) -> Console:
     return Console(file=out, no_color=not color, force_terminal=color if color else None, highlight=False,
-                   emoji=False)
+                   emoji=False, width=report_width())
 
 
 def _t(text: str, style: str = "") -> Text:

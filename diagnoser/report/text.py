@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TextIO
 
 from rich import box
@@ -14,7 +15,7 @@ from rich.text import Text
 from ..i18n import msg
 from ..judge.findings import Finding, Unrecognized
 from ..judge.rank import compact_ranks
-from ..safe import printable
+from ..safe import printable, to_int
 from .health import health_findings, health_rows, precursor_lines, sparkline, values_text
 from .model import Report, first_unrecognized
 from .nodes import node_rows
@@ -93,6 +94,16 @@ def _finding_panel(report: Report, f: Finding, heading: str, style: str) -> Pane
     return Panel(Group(*body), title=title, title_align="left", border_style=style, box=box.ROUNDED)
 
 
+MIN_WIDTH, MAX_WIDTH = 40, 1000  # COLUMNS=0 printed an empty report; a huge one pads every line to it
+
+
+def report_width(width: int | None = None) -> int | None:
+    """The width asked for (or COLUMNS), within MIN_WIDTH..MAX_WIDTH; None: the terminal's (rich's default)."""
+    if width is None:
+        width = to_int(os.environ.get("COLUMNS"))
+    return None if width is None else min(max(width, MIN_WIDTH), MAX_WIDTH)
+
+
 def _health_table(console: Console, report: Report) -> None:
     """One row per health finding with its series as a sparkline, as wide as the terminal leaves room for; where a
     readable one does not fit beside the other columns (80 columns and a long metric name), two lines a finding."""
@@ -118,7 +129,7 @@ def _health_table(console: Console, report: Report) -> None:
 
 def render_text(report: Report, out: TextIO, *, color: bool, width: int | None = None) -> None:
     console = Console(file=out, no_color=not color, force_terminal=color if color else None,
-                      highlight=False, width=width, emoji=False, soft_wrap=False)
+                      highlight=False, width=report_width(width), emoji=False, soft_wrap=False)
     lang = report.lang
     rc = report.root_cause
     shown: Finding | None = rc
