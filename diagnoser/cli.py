@@ -163,8 +163,12 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
     status = job_status if exit_code is None else f"exit code {exit_code}"
     if jobs is not None and jobs < 1:
         raise UsageError(Msg("err_jobs"))
-    report = (diagnose_cluster(db, ray, sources, language, warn, status, jobs or default_jobs()) if ray is not None
-              else diagnose(db, sources, language, warn, status, jobs or default_jobs()))
+    cores = default_jobs()
+    if jobs is not None and jobs > cores:  # more processes than cores is no faster; -j 150 took 4.4 GB
+        warn(Msg("warn_jobs", asked=jobs, n=cores))
+        jobs = cores
+    report = (diagnose_cluster(db, ray, sources, language, warn, status, jobs or cores) if ray is not None
+              else diagnose(db, sources, language, warn, status, jobs or cores))
     emit_report(report, fmt, sys.stdout)
     return EXIT_FAILURE if report.failed else EXIT_OK
 

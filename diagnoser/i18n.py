@@ -155,6 +155,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "err_status_both": {"en": "give --job-status or --exit-code, not both",
                         "zh": "--job-status 与 --exit-code 只能给出其一"},
     "err_jobs": {"en": "--jobs must be 1 or more", "zh": "--jobs 必须大于等于 1"},
+    "warn_jobs": {"en": "--jobs {asked}: using {n}, the cores available (more processes would only take memory)",
+                  "zh": "--jobs {asked}：只使用 {n} 个进程，即可用的核数（更多进程只会占用内存）"},
     "err_live_format": {"en": "a live diagnosis prints text, jsonl or json",
                         "zh": "实时诊断只支持 text、jsonl 或 json 格式"},
     "err_duration": {"en": "not a duration: {text!r} (use e.g. 600, 90s, 10m, 1h, or off)",

@@ -291,3 +291,9 @@ def test_any_columns_gives_a_readable_report(columns: str) -> None:
     assert 40 <= max(len(line) for line in lines) <= 1000
     listing = runner.invoke(app, ["--list"], env={"COLUMNS": columns, "NO_COLOR": "1"}).output
     assert "cuda-oom" in listing and max(len(line) for line in listing.splitlines()) <= 1000
+
+
+def test_jobs_are_capped_at_the_cores() -> None:
+    # -j 150 on 2 cores started 150 processes (4.4 GB)
+    result = runner.invoke(app, [str(SAMPLE), "-j", "150", "--format", "json"], env={"NO_COLOR": "1"})
+    assert result.exit_code == 1 and "--jobs 150: using" in result.output
