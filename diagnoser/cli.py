@@ -1,7 +1,8 @@
 """The `diagnose` command: options → pipeline → renderer; the only place errors become exit codes.
 
 Exit status: 0 no failure found, 1 a failure found, 2 usage / input / signature-database error,
-74 the report could not be written whole (stdout closed, disk full), 130 interrupted, 143 terminated.
+74 the report could not be written whole (stdout closed, disk full), 130 interrupted, 128 + N stopped by signal N
+(143 SIGTERM, 129 SIGHUP, 131 SIGQUIT, 138 SIGUSR1).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .console import (
     ray_target,
     use_color,
 )
-from .errors import DiagnoserError, InputError, UsageError
+from .errors import STOP_SIGNALS, DiagnoserError, InputError, Terminated, UsageError, on_stop_signal
 from .i18n import Msg, localized, msg
 from .match.database import load_database
 from .modes.batch import default_jobs, diagnose
@@ -52,14 +53,6 @@ from .report.nodes import NodeState
 from .teach import check_app, learn_app
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
-
-
-class _Terminated(BaseException):
-    """SIGTERM: stop like Ctrl-C (a live diagnosis still prints its summary); exit status 143."""
-
-
-def _on_sigterm(_signum: int, _frame: object) -> None:
-    raise _Terminated
 
 
 def _click_exceptions() -> Any:
@@ -186,15 +179,15 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     session = live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on.value, sys.stdout)
     code = EXIT_OK
     nodes: list[NodeState] = []
-    try:  # main() turns SIGTERM into _Terminated
+    try:  # main() turns SIGTERM (and the other STOP_SIGNALS) into Terminated
         if ray is not None:
             follow_cluster(ray, paths, session, from_start, warn, nodes)
         else:
             follow(paths, session, from_start, warn)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
-    except _Terminated:
-        code = EXIT_TERMINATED
+    except Terminated as exc:
+        code = exc.status
     except StopLive:
         code = EXIT_OK if session.output_gone else EXIT_FAILURE  # main() tells a failed output
     report = session.finish()
@@ -276,7 +269,8 @@ def _main(args: list[str], lang: str) -> int:
     if target is not app:
         args = args[1:]
     command = typer.main.get_command(target)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)  # stop the workers (engine.py) and exit 143
+    # stop the workers (engine.py) and exit 128 + N; `diagnose run` forwards them to the command instead
+    previous = {sig: signal.signal(sig, on_stop_signal) for sig in STOP_SIGNALS}
     try:
         result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
     except _CLICK.UsageError as exc:
@@ -290,11 +284,12 @@ def _main(args: list[str], lang: str) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
-    except _Terminated:
-        return EXIT_TERMINATED
+    except Terminated as exc:
+        return exc.status
     except DiagnoserError as exc:
         print(msg("error_prefix", lang) + one_line(localized(exc, lang)), file=sys.stderr)
         return EXIT_USAGE
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return int(result) if isinstance(result, int) else EXIT_OK

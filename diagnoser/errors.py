@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 
 class DiagnoserError(Exception):
     """Base of every error the tool reports to the user as one line (exit status 2)."""
@@ -30,3 +32,20 @@ class InputError(DiagnoserError):
 
 class UsageError(DiagnoserError):
     """The command line asks for something that cannot be done."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, SIGHUP, SIGQUIT, SIGUSR1: stop like Ctrl-C (a live diagnosis still prints its summary); the exit
+    status is the shell's for that signal, 128 + N (143 for SIGTERM). They killed --follow without a report."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.status = 128 + int(signum)
+
+
+def on_stop_signal(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1")
+                     if hasattr(signal, name))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -145,3 +146,22 @@ def test_follow_reports_a_hang(tmp_path: Path) -> None:
     proc.communicate(timeout=30)
     assert '"job-hang"' in seen and "step:1" in seen
     assert proc.returncode == 143
+
+
+@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT", "SIGUSR1"])
+def test_a_stop_signal_ends_follow_with_its_report(tmp_path: Path, signame: str) -> None:
+    # they killed --follow without a report (the default action of each); now each stops it like SIGTERM does
+    signum = getattr(signal, signame)
+    log = tmp_path / "rank3.log"
+    log.write_text("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+                   "total capacity of 79.15 GiB of which 1.00 GiB is free.\n")
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(tmp_path), "--format", "jsonl",
+                             "--from-start"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    deadline = time.time() + 60
+    while time.time() < deadline and '"cuda-oom"' not in proc.stdout.readline():
+        pass
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert '"event": "summary"' in out and "Traceback" not in err
