@@ -37,6 +37,10 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "times": {"en": "{n}×", "zh": "{n} 次"},
     "on_ranks": {"en": "on ranks {ranks}", "zh": "rank：{ranks}"},
     "on_hosts": {"en": "hosts {hosts}", "zh": "主机：{hosts}"},
+    # issue 19: what a bounded table leaves out is counted and said
+    "unlisted": {"en": "{n} more unrecognised error(s) of other kinds are not listed (only the first {kinds} kinds "
+                       "are kept)",
+                 "zh": "另有 {n} 个其他类型的未识别错误未列出（只保留前 {kinds} 种）"},
     "stats": {
         "en": "Scanned {lines} lines ({mb} MB) from {sources} source(s) in {seconds} s.",
         "zh": "共扫描 {sources} 个来源的 {lines} 行（{mb} MB），用时 {seconds} 秒。",
@@ -155,6 +159,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "err_status_both": {"en": "give --job-status or --exit-code, not both",
                         "zh": "--job-status 与 --exit-code 只能给出其一"},
     "err_jobs": {"en": "--jobs must be 1 or more", "zh": "--jobs 必须大于等于 1"},
+    "warn_unreadable_dirs": {"en": "{n} folder(s) could not be read and were not diagnosed: {sample}",
+                             "zh": "{n} 个文件夹无法读取，未被诊断：{sample}"},
     "warn_jobs": {"en": "--jobs {asked}: using {n}, the cores available (more processes would only take memory)",
                   "zh": "--jobs {asked}：只使用 {n} 个进程，即可用的核数（更多进程只会占用内存）"},
     "err_live_format": {"en": "a live diagnosis prints text, jsonl or json",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -42,6 +43,25 @@ def test_expand_skips_binary_and_non_logs(tmp_path: Path) -> None:
     found = expand(tmp_path, warnings.append)
     assert [Path(s.name).relative_to(tmp_path).as_posix() for s in found] == ["a.log", "worker-0/stdout"]
     assert len(warnings) == 1 and "skipped 3 file(s)" in warnings[0]
+
+
+def test_an_unreadable_folder_is_said_not_skipped_silently(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a failed job's rank folder that cannot be listed (permissions, a stale NFS handle) made it look healthy
+    (tmp_path / "a.log").write_text("hello\n")
+    (tmp_path / "worker-3").mkdir()
+    (tmp_path / "worker-3" / "rank3.log").write_text("torch.OutOfMemoryError: CUDA out of memory.\n")
+    real = os.scandir
+
+    def scandir(path: object = ".") -> object:
+        if str(path).endswith("worker-3"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)  # root reads any folder: this is what a user without rights sees
+    warnings: list[str] = []
+    found = expand(tmp_path, warnings.append)
+    assert [Path(s.name).name for s in found] == ["a.log"]
+    assert len(warnings) == 1 and "1 folder(s) could not be read" in warnings[0] and "worker-3" in warnings[0]
 
 
 def _report(db, paths: list[Path], jobs: int) -> dict:  # type: ignore[no-untyped-def,type-arg]

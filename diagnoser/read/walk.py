@@ -64,7 +64,12 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
     paths: list[Path] = []
     idents: list[PathIdentity] = []
     skipped: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(folder):
+    unreadable: list[str] = []  # folders os.walk could not list: said, never skipped in silence
+
+    def cannot_list(exc: OSError) -> None:
+        unreadable.append(f"{shown_path(exc.filename or folder)} ({exc.strerror or exc})")
+
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=cannot_list):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
         for fname in sorted(filenames):
             path = Path(dirpath) / fname
@@ -80,6 +85,9 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
     if skipped:
         sample = ", ".join(skipped[:3]) + (", …" if len(skipped) > 3 else "")
         warn(Msg("warn_skipped_files", path=folder, n=len(skipped), sample=sample))
+    if unreadable:
+        sample = ", ".join(unreadable[:3]) + (", …" if len(unreadable) > 3 else "")
+        warn(Msg("warn_unreadable_dirs", n=len(unreadable), sample=sample))
     return found
 
 
