@@ -3,15 +3,18 @@ square of a line), and a signature's per line (the timeout) and in all (its budg
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
 import regex
 
+import diagnoser.read
 from diagnoser.match.database import load_database
 from diagnoser.match.matcher import Matcher
-from diagnoser.read import grouper, lone, normalize, prefixes, traceback
+from diagnoser.read import prefixes
 from diagnoser.read.normalize import Normalizer
 
 from .test_hardening import GOOD
@@ -25,7 +28,8 @@ HOSTILE = [c * LINE for c in ("7", "1.", " ", "[", "[1", "|", "|1", "a", "a:", "
 
 def _reader_patterns() -> list[tuple[str, regex.Pattern[str]]]:
     out = []
-    for module in (prefixes, normalize, grouper, lone, traceback):
+    for info in pkgutil.iter_modules(diagnoser.read.__path__):
+        module = importlib.import_module(f"diagnoser.read.{info.name}")
         for name, value in vars(module).items():
             if isinstance(value, regex.Pattern) and isinstance(value.pattern, str):
                 out.append((f"{module.__name__}.{name}", value))

@@ -4,12 +4,19 @@ No timings: the tests count the work (hits held while the scan goes on, records 
 
 from __future__ import annotations
 
+import io
+
 from diagnoser.judge.collector import Collector
 from diagnoser.judge.deferred import MAX_KEPT
+from diagnoser.judge.findings import MAX_RANKS, MAX_UNRECOGNIZED
+from diagnoser.judge.rank import compact_ranks
 from diagnoser.match.database import Database
 from diagnoser.match.matcher import Matcher
 from diagnoser.match.scanner import SourceScanner
 from diagnoser.modes.batch import diagnose_text
+from diagnoser.report.contract import to_json
+from diagnoser.report.markdown import render_markdown
+from diagnoser.report.text import render_text
 
 # the real crash of samples (CUDA's own message), then a `set -x` trace of `... | tee log_N.txt` repeated: each
 # tee line is a hit of dlc-exit-code-masked, whose `not` condition looks at the whole file
@@ -73,3 +80,34 @@ def test_split_parts_merge_the_same(db: Database) -> None:
     for c in (one, parts[0]):
         c.finalize()
     assert parts[0].findings["dlc-exit-code-masked"].count == one.findings["dlc-exit-code-masked"].count == N
+
+
+def _word(i: int) -> str:
+    out = ""
+    for _ in range(4):
+        i, r = divmod(i, 26)
+        out += chr(ord("a") + r)
+    return out
+
+
+def test_unrecognised_errors_past_the_table_are_counted_and_said(db: Database) -> None:
+    # 600 kinds of error no signature knows (numbers are masked when kinds are told apart, so words differ)
+    text = "".join(f"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                   f"ValueError: unknown option {_word(i)}\nstep:{i} - actor/pg_loss:0.1\n" for i in range(600))
+    report = diagnose_text(db, text)
+    assert len(report.unrecognized) == MAX_UNRECOGNIZED and report.stats.unlisted == 600 - MAX_UNRECOGNIZED
+    assert to_json(report)["stats"]["unlisted"] == 100  # type: ignore[index]
+    out = io.StringIO()
+    render_text(report, out, color=False, width=120)
+    assert "100 more unrecognised error(s)" in out.getvalue()
+    assert "100 more unrecognised error(s)" in render_markdown(report)
+
+
+def test_ranks_past_the_cap_are_said_to_be_more(db: Database) -> None:
+    text = "".join(f"[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                   "total capacity of 79.15 GiB of which 1.00 GiB is free.\n" for r in range(0, 2 * MAX_RANKS, 2))
+    report = diagnose_text(db, text)
+    oom = next(f for f in report.findings if f.sig.id == "cuda-oom")
+    assert len(oom.ranks) == MAX_RANKS and oom.count == MAX_RANKS
+    assert f"({MAX_RANKS}+ ranks)" in compact_ranks(oom.ranks)
+    assert compact_ranks(range(10)) == "0-9" and compact_ranks([1, 5]) == "1,5"

@@ -53,6 +53,7 @@ class Collector:
         self.kernel: list[tuple[str, Location]] = []  # failure findings seen in kernel logs
         # decided in finalize(), when every part of every source has been merged
         self.deferred = Deferred()
+        self.unlisted = 0  # occurrences of unrecognised errors the full table left out (see fold_unrecognized)
         self.file_seen: dict[str, set[str]] = {}
         self.lone: list[UnrecognizedEvent] = []  # lone exception lines: shown only when nothing else explains
         self.forensics = ForensicBook()  # who did what across ranks (judge/book.py)
@@ -170,7 +171,7 @@ class Collector:
         if self.roles.get(event.line.source, ("worker", None))[0] != "kernel":
             self.forensics.error(Location.of(event.line), who_of(event.line), f"exception:{event.exc_type}", False,
                                  event.message)
-        fold_unrecognized(self.unrecognized, event)
+        self.unlisted += fold_unrecognized(self.unrecognized, event)
 
     def _lone(self, events: list[UnrecognizedEvent]) -> None:
         """Keep the last LONE_KEEP of each source, for the first sources up to MAX_LONE in all: the same whether
@@ -215,7 +216,8 @@ class Collector:
                 for event in tbs.kept:
                     self._unrecognized(event)
                 for fold_key, u in tbs.more.items():
-                    merge_unrecognized(self.unrecognized, fold_key, u)
+                    self.unlisted += merge_unrecognized(self.unrecognized, fold_key, u)
+                self.unlisted += tbs.unlisted
         self.deferred = Deferred()
 
     def merge(self, other: Collector) -> None:
@@ -233,7 +235,8 @@ class Collector:
             else:
                 mine.absorb(f)
         for fold_key, u in other.unrecognized.items():
-            merge_unrecognized(self.unrecognized, fold_key, u)
+            self.unlisted += merge_unrecognized(self.unrecognized, fold_key, u)
+        self.unlisted += other.unlisted
         for name, fact in other.facts.items():
             known_fact = self.facts.get(name)
             if known_fact is None or fact.replaces(known_fact):

@@ -31,6 +31,7 @@ class HitGroup:
 class TracebackGroup:
     kept: list[UnrecognizedEvent] = field(default_factory=list)
     more: dict[tuple[str, str], Unrecognized] = field(default_factory=dict)  # past MAX_KEPT, folded
+    unlisted: int = 0  # occurrences `more` had no room for
 
 
 @dataclass(slots=True)
@@ -60,7 +61,7 @@ class Deferred:
         if len(group.kept) < MAX_KEPT:
             group.kept.append(event)
         else:
-            fold_unrecognized(group.more, event)
+            group.unlisted += fold_unrecognized(group.more, event)
 
     def merge(self, other: Deferred) -> list[tuple[str, HitEvent]]:
         """Take in another part's records; the hits past a group's limit are returned for the caller to fold."""
@@ -81,7 +82,8 @@ class Deferred:
                 if len(group.kept) < MAX_KEPT:
                     group.kept.append(event)
                 else:
-                    fold_unrecognized(group.more, event)
+                    group.unlisted += fold_unrecognized(group.more, event)
             for fold_key, u in tbs.more.items():
-                merge_unrecognized(group.more, fold_key, u)
+                group.unlisted += merge_unrecognized(group.more, fold_key, u)
+            group.unlisted += tbs.unlisted
         return overflow

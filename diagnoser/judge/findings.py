@@ -101,15 +101,16 @@ class Unrecognized:
     kind: str = "python"  # what printed it: python | cxx | fatal | signal (a traceback), or line (a lone line)
 
 
-def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: UnrecognizedEvent) -> None:
-    """Count an unrecognised error into `table`, one entry per exception and message (numbers masked)."""
+def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: UnrecognizedEvent) -> int:
+    """Count an unrecognised error into `table`, one entry per exception and message (numbers masked). Returns the
+    occurrences left out because the table is full (MAX_UNRECOGNIZED kinds): the report says how many."""
     key = (event.exc_type, _NUMBERS.sub("N", event.message)[:200])
     where = Location.of(event.line)
     lone = event.kind == "line"
     known = table.get(key)
     if known is None:
         if len(table) >= MAX_UNRECOGNIZED:
-            return
+            return event.count if lone else event.line.repeat
         known = table[key] = Unrecognized(event.exc_type, event.message, event.frame, where, 0, lone=lone,
                                            kind=event.kind)
     known.count += event.count if lone else event.line.repeat  # a lone event counted its repeats already
@@ -117,19 +118,22 @@ def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: Unrecog
         known.first, known.message, known.frame = where, event.message, event.frame
     if event.line.rank is not None and len(known.ranks) < MAX_RANKS:
         known.ranks.add(event.line.rank)
+    return 0
 
 
-def merge_unrecognized(table: dict[tuple[str, str], Unrecognized], key: tuple[str, str], u: Unrecognized) -> None:
-    """Fold an entry of another table (another source or part) into `table`."""
+def merge_unrecognized(table: dict[tuple[str, str], Unrecognized], key: tuple[str, str], u: Unrecognized) -> int:
+    """Fold an entry of another table (another source or part) into `table`; returns the occurrences left out."""
     known = table.get(key)
     if known is None:
-        if len(table) < MAX_UNRECOGNIZED:
-            table[key] = u
-        return
+        if len(table) >= MAX_UNRECOGNIZED:
+            return u.count
+        table[key] = u
+        return 0
     known.count += u.count
     if earlier(u.first, known.first):
         known.first, known.message, known.frame = u.first, u.message, u.frame
     add_capped(known.ranks, u.ranks, MAX_RANKS)
+    return 0
 
 
 @dataclass(slots=True)

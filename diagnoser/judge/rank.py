@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cmp_to_key
 
-from .findings import Finding, earlier
+from .findings import MAX_RANKS, Finding, earlier
 
 ROLE_ORDER = {"root": 0, "cascade": 1, "confirmation": 2, "teardown": 3, "advice": 4}
 SEVERITY_ORDER = {"fatal": 0, "error": 1, "warning": 2, "info": 3}
@@ -63,6 +63,9 @@ def compact_ranks(ranks: Iterable[int], limit: int = 12) -> str:
         parts.append(f"{start}-{prev}" if prev > start else str(start))
         start = prev = v
     parts.append(f"{start}-{prev}" if prev > start else str(start))
+    many = f"{len(values)}+" if len(values) >= MAX_RANKS else str(len(values))  # at the cap: no more are counted
     if len(parts) > limit:
-        return ",".join(parts[:limit]) + f",… ({len(values)} ranks)"
+        return ",".join(parts[:limit]) + f",… ({many} ranks)"
+    if len(values) >= MAX_RANKS:
+        return ",".join(parts) + f" ({many} ranks)"
     return ",".join(parts)

@@ -57,7 +57,7 @@ def to_json(report: Report) -> dict[str, object]:
         **({"nodes": [n.to_json() for n in report.nodes]} if report.nodes is not None else {}),
         **forensics_json(report),
         "stats": {"sources": report.stats.sources, "lines": report.stats.lines, "bytes": report.stats.bytes,
-                  "seconds": report.stats.seconds},
+                  "seconds": report.stats.seconds, "unlisted": report.stats.unlisted},
     }
 
 

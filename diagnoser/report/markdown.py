@@ -97,6 +97,8 @@ def render_markdown(report: Report) -> str:
             out.append(f"| {md_code(u.exc_type)} | {md_cell(u.message[:160])} | {u.count} | "
                        f"{md_cell(where_text(u.first, lang))} |")
         out.append("")
+    if report.stats.unlisted:
+        out += [md_cell(msg("unlisted", lang, n=report.stats.unlisted, kinds=len(report.unrecognized))), ""]
     timeline = timeline_rows(report)
     if timeline:
         out += [f"## {msg('timeline', lang)}", "",

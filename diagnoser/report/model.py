@@ -27,6 +27,7 @@ class Stats:
     lines: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    unlisted: int = 0  # occurrences of unrecognised errors past the MAX_UNRECOGNIZED kinds listed
 
 
 @dataclass(slots=True)
@@ -125,7 +126,7 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
     if job_status is not None and MASKED_ID in found:
         found[MASKED_ID].captures.setdefault("job_status", job_status)
     ranked = rank_findings(found.values())
-    stats = Stats(collector.sources, collector.lines, collector.bytes, round(seconds, 3))
+    stats = Stats(collector.sources, collector.lines, collector.bytes, round(seconds, 3), collector.unlisted)
     report = Report(lang, ranked, root_cause(ranked), unrecognized, dict(collector.facts), stats,
                     job_status=job_status)
     for f in ranked:

@@ -224,6 +224,8 @@ def render_text(report: Report, out: TextIO, *, color: bool, width: int | None =
         if not report.failed:  # nothing in the nodes' logs: the actor's own exception may be in the driver's output
             console.print(Text(msg("ray_driver_hint", lang), style="dim"))
     s = report.stats
+    if s.unlisted:
+        console.print(Text(msg("unlisted", lang, n=s.unlisted, kinds=len(report.unrecognized)), style="yellow"))
     console.print(Text(msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                            seconds=f"{s.seconds:.2f}"), style="dim"))
 
