@@ -112,3 +112,20 @@ def test_healthy_job_has_no_verdict(db, tmp_path: Path) -> None:  # type: ignore
     log.write_text("step 1\nstep 2\n")
     data = _report(db, [log], jobs=1)
     assert data["verdict"] is None and data["root_cause"] is None
+
+
+UTF16_LOG = ("step:1 - actor/pg_loss:0.1\r\nTraceback (most recent call last):\r\n  File \"t.py\", line 1, in <module>\r\n"
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+             "79.15 GiB of which 1.00 GiB is free.\r\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le-bom", "utf-16-be-bom"])
+def test_a_utf16_log_is_read_named_and_in_a_folder(db, tmp_path: Path, encoding: str) -> None:  # type: ignore[no-untyped-def]
+    # PowerShell's `>` writes UTF-16 with a byte-order mark: it was missed when named and skipped as binary in folders
+    data = {"utf-16": UTF16_LOG.encode("utf-16"), "utf-16-le-bom": b"\xff\xfe" + UTF16_LOG.encode("utf-16-le"),
+            "utf-16-be-bom": b"\xfe\xff" + UTF16_LOG.encode("utf-16-be")}[encoding]
+    (tmp_path / "worker-0").mkdir()
+    (tmp_path / "worker-0" / "rank0.log").write_bytes(data)
+    for target in (tmp_path / "worker-0" / "rank0.log", tmp_path):
+        report = _report(db, [target], 1)
+        assert report["root_cause"]["id"] == "cuda-oom" and report["stats"]["lines"] == 4, report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import sys
@@ -18,6 +19,11 @@ from .errorfile import MAX_ERROR_FILE, error_file_text
 MAX_LINE = 64 * 1024  # bytes of one line kept for matching; the rest is skipped
 TRUNCATED = " …[line cut at 64 KiB]"
 GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # what Windows tools (PowerShell's `>`, Notepad) begin a UTF-16 file with
+
+
+def is_utf16(head: bytes) -> bool:
+    return head[:2] in UTF16_BOMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,33 @@ class _CrToLf(io.RawIOBase):
         super().close()
 
 
+class _Utf16ToUtf8(io.RawIOBase):
+    """Reads a UTF-16 file (with its byte-order mark) as UTF-8: every reader after this one sees ordinary lines."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner = inner
+        self.decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        self.pending = b""
+        self.eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        while not self.pending and not self.eof:
+            data = self.inner.read(1 << 16)
+            self.eof = not data
+            self.pending = self.decoder.decode(data, final=self.eof).encode("utf-8", errors="replace")
+        n = min(len(buffer), len(self.pending))
+        buffer[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
 def open_binary(source: Source) -> BinaryIO:
     """Open a source for reading bytes. gzip is recognised by its magic bytes, not its name; a file whose
     lines end in a lone CR is read as if they ended in LF. Pipes and FIFOs are read as they come (peeked,
@@ -124,6 +157,8 @@ def open_binary(source: Source) -> BinaryIO:
         data = fh.read(MAX_ERROR_FILE + 1)
         fh.close()
         return io.BytesIO(error_file_text(data) if len(data) <= MAX_ERROR_FILE else data[:MAX_ERROR_FILE])
+    if is_utf16(head):  # its NUL bytes would hide every line from the literal search
+        return io.BufferedReader(_Utf16ToUtf8(fh), buffer_size=1 << 16)  # type: ignore[return-value,type-var]
     if b"\n" not in head and head.count(b"\r") >= 2:
         return io.BufferedReader(_CrToLf(fh), buffer_size=1 << 16)  # type: ignore[return-value,type-var]
     return fh

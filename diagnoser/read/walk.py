@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..i18n import Msg
 from ..safe import shown_path
 from .layout import KERNEL_NAMES, PathIdentity, identify, sibling_identities
-from .sources import GZIP_MAGIC, Source
+from .sources import GZIP_MAGIC, Source, is_utf16
 
 SNIFF_BYTES = 8192
 LOG_SUFFIXES = {".log", ".out", ".err", ".txt", ".stdout", ".stderr", ".gz", ".trace"}
@@ -30,7 +30,7 @@ def _sniff_binary(path: Path) -> bool:
             head = fh.read(SNIFF_BYTES)
     except OSError:
         return False  # unreadable files are reported when they are opened
-    if head.startswith(GZIP_MAGIC):
+    if head.startswith(GZIP_MAGIC) or is_utf16(head):
         return False
     return b"\x00" in head
 

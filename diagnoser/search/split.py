@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..read.grouper import STALE_TB
 from ..read.normalize import FACT_LINES, HEAD_LINES, Normalizer
-from ..read.sources import decode
+from ..read.sources import decode, is_utf16
 from .engine import LiteralSearch
 
 SPLIT_MIN = 64 << 20  # a smaller file is not worth the processes
@@ -84,7 +84,7 @@ def quiet_start(window: bytes, earliest: int, search: LiteralSearch) -> int | No
 
 def plan_parts(path: Path, size: int, parts: int, search: LiteralSearch) -> list[Part]:
     """Up to `parts` parts of the file, each beginning at a quiet line start (one part: no split)."""
-    if parts < 2 or size < SPLIT_MIN:
+    if parts < 2 or size < SPLIT_MIN or _is_utf16(path):  # a UTF-16 file is read whole, through its decoder
         return [Part(0, size, 0)]
     floor = _facts_end(path)
     if floor is None:
@@ -146,3 +146,10 @@ class LimitedReader:
     def close(self) -> None:
         self.fh.close()
 
+
+def _is_utf16(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return is_utf16(fh.read(2))
+    except OSError:
+        return False
