@@ -44,7 +44,7 @@ def test_json_report_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(rc["first"]) >= {"source", "line", "rank", "time"}
     assert isinstance(rc["first"]["line"], int) and rc["first"]["rank"] == 3
     assert "32768" in rc["remedy"] and "16384" in rc["remedy"]
-    assert set(report["stats"]) == {"sources", "lines", "bytes", "seconds"}
+    assert set(report["stats"]) == {"sources", "lines", "bytes", "seconds", "unlisted"}
     assert report["stats"]["lines"] > 50
 
 
