@@ -159,6 +159,8 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "err_status_both": {"en": "give --job-status or --exit-code, not both",
                         "zh": "--job-status 与 --exit-code 只能给出其一"},
     "err_jobs": {"en": "--jobs must be 1 or more", "zh": "--jobs 必须大于等于 1"},
+    "warn_follow_own": {"en": "{path}: diagnose writes its own output there; not followed",
+                        "zh": "{path}：diagnose 自身的输出写在这里，不跟踪该文件"},
     "warn_unreadable_dirs": {"en": "{n} folder(s) could not be read and were not diagnosed: {sample}",
                              "zh": "{n} 个文件夹无法读取，未被诊断：{sample}"},
     "warn_jobs": {"en": "--jobs {asked}: using {n}, the cores available (more processes would only take memory)",

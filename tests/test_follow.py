@@ -165,3 +165,24 @@ def test_a_stop_signal_ends_follow_with_its_report(tmp_path: Path, signame: str)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum, err
     assert '"event": "summary"' in out and "Traceback" not in err
+
+
+def test_follow_never_reads_its_own_output_file(tmp_path: Path) -> None:
+    # `diagnose -F DIR > DIR/report.log`: the report is a log in the followed folder, and its evidence lines were read
+    # back as new failures (each printed again, read again)
+    log = tmp_path / "rank3.log"
+    log.write_text("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+                   "total capacity of 79.15 GiB of which 1.00 GiB is free.\n")
+    report = tmp_path / "report.log"
+    with open(report, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(tmp_path), "--format", "jsonl",
+                                 "--from-start"], stdout=out, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and '"cuda-oom"' not in report.read_text():
+            time.sleep(0.2)
+        time.sleep(2.5)  # more than a rescan of the folder (1 s)
+        proc.terminate()
+        _out, err = proc.communicate(timeout=60)
+    text = report.read_text()
+    assert '"cuda-oom"' in text and "report.log: diagnose writes its own output there" in err
+    assert '"source": "' + str(report) not in text and text.count('"event": "finding"') == 1, text

@@ -9,6 +9,7 @@ read from their start.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,6 +49,19 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
+def _own_outputs() -> set[tuple[int, int]]:
+    """The regular files our standard output and error are written to."""
+    own: set[tuple[int, int]] = set()
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            own.add(_ident(st))
+    return own
+
+
 class Follower:
     """Polls the followed paths; `poll()` returns the complete new lines as (tail, lineno, text)."""
 
@@ -59,6 +73,7 @@ class Follower:
         self.rescan_every = rescan_every
         self.last_rescan = 0.0
         self.seen: set[tuple[int, int]] = set()  # every file (device, inode) ever read, under any name
+        self.own = _own_outputs()  # `diagnose -F DIR > DIR/report.txt` would read its own report, again and again
         for path in self._files():
             self._open(path, from_start=from_start)
         self.last_rescan = time.monotonic()
@@ -78,6 +93,11 @@ class Follower:
             st = os.fstat(fh.fileno())
         except OSError as exc:
             self.warn(Msg("warn_cannot_follow", path=path, reason=exc.strerror or exc))
+            return
+        if _ident(st) in self.own:
+            self.warn(Msg("warn_follow_own", path=shown_path(path)))
+            self.seen.add(_ident(st))  # never opened again, under any name
+            fh.close()
             return
         if fh.read(2) == b"\x1f\x8b":
             self.warn(Msg("warn_follow_gz", path=path))
