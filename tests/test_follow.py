@@ -186,3 +186,20 @@ def test_follow_never_reads_its_own_output_file(tmp_path: Path) -> None:
     text = report.read_text()
     assert '"cuda-oom"' in text and "report.log: diagnose writes its own output there" in err
     assert '"source": "' + str(report) not in text and text.count('"event": "finding"') == 1, text
+
+
+def test_a_deleted_file_is_released_once_drained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every followed file stayed open, deleted ones too: a job that makes and deletes files ran us out of handles
+    monkeypatch.setattr(follow_mod, "RELEASE_AFTER", 0.0)
+    f = Follower([tmp_path], from_start=True, warn=print, rescan_every=0.0)
+    for i in range(50):
+        log = tmp_path / f"worker{i}.log"
+        log.write_text(f"line of {i}\n")
+        assert lines(f) == [(log.name, 1, f"line of {i}")]
+        log.unlink()
+        assert lines(f) == []
+    assert len(f.tails) == 0
+    again = tmp_path / "worker7.log"  # a new file at an old name is new: read from its start
+    again.write_text("back again\n")
+    assert lines(f) == [("worker7.log", 1, "back again")]
+    f.close()

@@ -22,6 +22,10 @@ from .walk import describe, expand
 
 READ_SIZE = 1 << 20
 IDLE_FLUSH = 2.0  # seconds a partial last line waits for its newline
+# seconds a deleted file's handle is kept once drained (a rotation's new file may come late); then it is closed,
+# so that a job that deletes and creates files forever does not run us out of file handles
+RELEASE_AFTER = 5.0
+MAX_CLOSED = 1 << 16
 
 
 @dataclass(slots=True)
@@ -39,6 +43,7 @@ class Tail:
     last_data: float = field(default_factory=time.monotonic)
     old: list[tuple[object, tuple[int, int]]] = field(default_factory=list)  # rotated handles still to drain
     gone: bool = False
+    gone_since: float = 0.0
     overlong: bool = False  # the partial line reached MAX_LINE: the rest of it is dropped
     rank: int | None = None
     role: str = "worker"
@@ -72,7 +77,10 @@ class Follower:
         self.tails: dict[Path, Tail] = {}
         self.rescan_every = rescan_every
         self.last_rescan = 0.0
-        self.seen: set[tuple[int, int]] = set()  # every file (device, inode) ever read, under any name
+        # Files (device, inode) read through a handle now closed, with their size and mtime then: the same file seen
+        # again under another name (train.log -> train.log.1) is not read twice; a new file that got a freed inode
+        # (a job that makes and deletes files fast) has another mtime and is read. At most MAX_CLOSED remembered.
+        self.closed: dict[tuple[int, int], tuple[int, int]] = {}
         self.own = _own_outputs()  # `diagnose -F DIR > DIR/report.txt` would read its own report, again and again
         for path in self._files():
             self._open(path, from_start=from_start)
@@ -96,8 +104,7 @@ class Follower:
             return
         if _ident(st) in self.own:
             self.warn(Msg("warn_follow_own", path=shown_path(path)))
-            self.seen.add(_ident(st))  # never opened again, under any name
-            fh.close()
+            fh.close()  # never opened: the rescan skips it by self.own
             return
         if fh.read(2) == b"\x1f\x8b":
             self.warn(Msg("warn_follow_gz", path=path))
@@ -105,7 +112,7 @@ class Follower:
             return
         rank, role, host = describe(path)
         tail = Tail(path, shown_path(path), fh, _ident(st), rank=rank, role=role, host=host)
-        self.seen.add(tail.ident)
+        self.closed.pop(tail.ident, None)
         if from_start:
             fh.seek(0)
         else:
@@ -115,13 +122,25 @@ class Follower:
         self.tails[path] = tail
 
     def _held(self) -> set[tuple[int, int]]:
-        """The files (device, inode) read through some handle, now or before, whatever their name now."""
-        held = set(self.seen)
+        """The files (device, inode) read through an open handle, whatever their name now."""
+        held = set(self.own)
         for t in self.tails.values():
             held.add(t.ident)
             held.update(ident for _fh, ident in t.old)
-        self.seen = held
         return held
+
+    def _close(self, fh: object, ident: tuple[int, int]) -> None:
+        try:
+            st = os.fstat(fh.fileno())  # type: ignore[attr-defined]
+            self.closed[ident] = (st.st_size, st.st_mtime_ns)
+            if len(self.closed) > MAX_CLOSED:
+                del self.closed[next(iter(self.closed))]
+        except OSError:
+            pass
+        fh.close()  # type: ignore[attr-defined]
+
+    def _read_before(self, ident: tuple[int, int], st: os.stat_result) -> bool:
+        return self.closed.get(ident) == (st.st_size, st.st_mtime_ns)
 
     def poll(self) -> Iterator[tuple[Tail, int, str]]:
         now = time.monotonic()
@@ -132,10 +151,11 @@ class Follower:
                 if path in self.tails:
                     continue
                 try:
-                    ident = _ident(os.stat(path))
+                    st = os.stat(path)
                 except OSError:
                     continue
-                if ident in held:
+                ident = _ident(st)
+                if ident in held or self._read_before(ident, st):
                     continue  # a file we read already, renamed by a rotation (train.log -> train.log.1)
                 self._open(path, from_start=True)  # a new rank or worker: all of it is new
         for tail in list(self.tails.values()):
@@ -159,7 +179,7 @@ class Follower:
             if data:
                 yield from self._lines(tail, data, now)
                 continue
-            fh.close()  # type: ignore[attr-defined]
+            self._close(fh, _ident_old)
             tail.old.pop(0)
             if tail.partial:
                 yield from self._flush(tail)
@@ -176,8 +196,10 @@ class Follower:
             st = os.stat(tail.path)
         except FileNotFoundError:
             if not tail.gone:
-                tail.gone = True  # deleted (or rotated with no new file yet): keep the handle, look again
+                tail.gone, tail.gone_since = True, now  # deleted (or rotated, no new file yet): keep the handle
             yield from self._idle(tail, now)
+            if not tail.partial and not tail.old and now - tail.gone_since >= RELEASE_AFTER:
+                self._release(tail)  # drained and gone for good: a new file at its path is found as new
             return
         except OSError:
             return
@@ -188,7 +210,7 @@ class Follower:
                 fh = open(tail.path, "rb")  # noqa: SIM115
                 tail.fh, tail.ident, tail.pos, tail.gone = fh, _ident(os.fstat(fh.fileno())), 0, False
                 tail.lineno = 0
-                self.seen.add(tail.ident)
+                self.closed.pop(tail.ident, None)
             except OSError as exc:
                 self.warn(Msg("warn_reopen", path=tail.path, reason=exc.strerror or exc))
             yield from self._poll_one(tail, now)
@@ -202,6 +224,11 @@ class Follower:
             tail.lineno = 0
             return
         yield from self._idle(tail, now)
+
+    def _release(self, tail: Tail) -> None:
+        self._close(tail.fh, tail.ident)
+        if self.tails.get(tail.path) is tail:
+            del self.tails[tail.path]
 
     def _idle(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
         if tail.partial and now - tail.partial_since >= IDLE_FLUSH:
