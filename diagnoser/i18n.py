@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from .i18n_health import HEALTH
 from .i18n_ranks import RANK_MESSAGES
 from .i18n_ray import RAY_MESSAGES
+from .i18n_robust import ROBUST_MESSAGES
 
 LANGS = ("en", "zh")
 
@@ -37,10 +38,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "times": {"en": "{n}×", "zh": "{n} 次"},
     "on_ranks": {"en": "on ranks {ranks}", "zh": "rank：{ranks}"},
     "on_hosts": {"en": "hosts {hosts}", "zh": "主机：{hosts}"},
-    # issue 19: what a bounded table leaves out is counted and said
-    "unlisted": {"en": "{n} more unrecognised error(s) of other kinds are not listed (only the first {kinds} kinds "
-                       "are kept)",
-                 "zh": "另有 {n} 个其他类型的未识别错误未列出（只保留前 {kinds} 种）"},
     "stats": {
         "en": "Scanned {lines} lines ({mb} MB) from {sources} source(s) in {seconds} s.",
         "zh": "共扫描 {sources} 个来源的 {lines} 行（{mb} MB），用时 {seconds} 秒。",
@@ -159,12 +156,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "err_status_both": {"en": "give --job-status or --exit-code, not both",
                         "zh": "--job-status 与 --exit-code 只能给出其一"},
     "err_jobs": {"en": "--jobs must be 1 or more", "zh": "--jobs 必须大于等于 1"},
-    "warn_follow_own": {"en": "{path}: diagnose writes its own output there; not followed",
-                        "zh": "{path}：diagnose 自身的输出写在这里，不跟踪该文件"},
-    "warn_unreadable_dirs": {"en": "{n} folder(s) could not be read and were not diagnosed: {sample}",
-                             "zh": "{n} 个文件夹无法读取，未被诊断：{sample}"},
-    "warn_jobs": {"en": "--jobs {asked}: using {n}, the cores available (more processes would only take memory)",
-                  "zh": "--jobs {asked}：只使用 {n} 个进程，即可用的核数（更多进程只会占用内存）"},
     "err_live_format": {"en": "a live diagnosis prints text, jsonl or json",
                         "zh": "实时诊断只支持 text、jsonl 或 json 格式"},
     "err_duration": {"en": "not a duration: {text!r} (use e.g. 600, 90s, 10m, 1h, or off)",
@@ -199,17 +190,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
     # robustness (issue 19): the output side, signature files, follow and run under stress
     "err_stdout_closed": {"en": "standard output is closed: there is nowhere to write the report",
                           "zh": "标准输出已关闭：报告无处可写"},
-    "err_output": {"en": "the report could not be written to standard output ({reason}): what was written is "
-                         "incomplete",
-                   "zh": "报告无法写入标准输出（{reason}）：已写出的部分不完整"},
-    "err_sig_not_file": {"en": "not a regular file (a FIFO, a device or a socket); not a signature file",
-                         "zh": "不是普通文件（FIFO、设备或套接字），不是特征文件"},
-    "err_sig_alias": {"en": "YAML aliases are not allowed in a signature file (an alias repeats another part of "
-                            "the file)",
-                      "zh": "特征文件中不允许使用 YAML 别名（别名会重复文件的其他部分）"},
-    "warn_passthrough": {"en": "cannot pass the command's output on ({reason}); the command runs on and is still "
-                               "diagnosed",
-                         "zh": "无法转发命令的输出（{reason}）；命令继续运行，诊断照常进行"},
     "warn_log_failed": {"en": "{path}: cannot write the log copy ({reason}); the command runs on and is still "
                               "diagnosed, the log stops here",
                         "zh": "{path}：无法写入日志副本（{reason}）；命令继续运行，诊断照常进行，日志到此为止"},
@@ -237,10 +217,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "warn_regex_off": {"en": "{where}: regex timed out {n} times; it is switched off for the rest of this run",
                        "zh": "{where}：正则表达式已超时 {n} 次；本次运行余下部分不再使用"},
-    # issue 19: a regex's time in all is bounded too
-    "warn_regex_budget": {"en": "{where}: regex spent {seconds} s on {n} slow line(s); it is switched off for the "
-                                "rest of this run",
-                          "zh": "{where}：正则表达式在 {n} 行慢速匹配上共耗时 {seconds} 秒；本次运行余下部分不再使用"},
     # the live pump (issue 13): a diagnosis that fell behind reads only the lines holding a gate literal
     "warn_shed": {"en": "the diagnosis fell behind the command's output; {n} line(s) holding no failure keyword "
                         "were passed through unread (every line holding one was diagnosed)",
@@ -254,8 +230,9 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "warn_reopen": {"en": "{path}: cannot reopen after rotation: {reason}",
                     "zh": "{path}：日志轮转后无法重新打开：{reason}"},
 }
-# words in their own files: i18n_ranks.py (issue 15), i18n_ray.py (issue 18), i18n_health.py (issue 17)
-_MESSAGES.update({**RANK_MESSAGES, **RAY_MESSAGES, **HEALTH})
+# words in their own files: i18n_ranks.py (issue 15), i18n_ray.py (issue 18), i18n_health.py (issue 17),
+# i18n_robust.py (issue 19)
+_MESSAGES.update({**RANK_MESSAGES, **RAY_MESSAGES, **HEALTH, **ROBUST_MESSAGES})
 
 
 def detect_lang(env: Mapping[str, str] | None = None) -> str:
