@@ -67,7 +67,7 @@ def test_a_regex_that_eats_its_budget_is_switched_off_with_one_warning(tmp_path:
         return now[0]
 
     warnings: list[str] = []
-    matcher = Matcher(db, warnings.append, clock=clock)
+    matcher = Matcher(db, warnings.append, clock=clock, cpu_clock=clock)
     line = "Slow" + "a" * 100
     for _ in range(1500):
         matcher.rules_for(line, db.search.line_literals(line))
@@ -75,6 +75,10 @@ def test_a_regex_that_eats_its_budget_is_switched_off_with_one_warning(tmp_path:
     assert len(budget) == 1 and "my-sig" in budget[0], warnings
     # the regex is off after 2 s of slow searches: 40 lines, not 1,500
     assert len(matcher._disabled) == 1 and now[0] < 1500 * 0.1
+    # a search only the wall clock calls slow (the thread was preempted) does not count
+    calm = Matcher(db, warnings.append, clock=clock, cpu_clock=lambda: 0.0)
+    for _ in range(1500):
+        assert calm.rules_for(line, db.search.line_literals(line)) == [] and not calm._disabled
 
 
 def test_an_ordinary_regex_is_never_switched_off(tmp_path: Path) -> None:

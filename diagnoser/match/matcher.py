@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -15,7 +16,10 @@ REGEX_TIMEOUT = 0.25  # seconds one regex may spend on one line
 MAX_TIMEOUTS = 3  # after this many, a regex is switched off for the rest of the run
 # The time a regex may spend in all: a search longer than SLOW_SEARCH counts toward its SLOW_BUDGET, and a regex
 # that has spent its budget is switched off. A user regex costing 0.1 s a line (under the timeout) made 1,500
-# lines take 187 s with no warning; an ordinary one spends microseconds a line and never counts.
+# lines take 187 s with no warning; an ordinary one spends microseconds a line and never counts. What counts is the
+# thread's CPU time, not the wall clock: on a loaded machine a search preempted midway is not slow (a wall-clock
+# budget switched cuda-oom off under a load of 12 and lost ranks). The wall clock is cheap and read on every
+# search; a search it calls slow is run again under the CPU clock (a syscall), and that time is what counts.
 SLOW_SEARCH = 0.01
 SLOW_BUDGET = 2.0
 
@@ -25,11 +29,13 @@ class Matcher:
 
     def __init__(self, db: Database, warn: Callable[[str], None] | None = None,
                  timeout: float = REGEX_TIMEOUT, budget: float = SLOW_BUDGET,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 cpu_clock: Callable[[], float] = time.thread_time) -> None:
         self.db = db
         self.timeout = timeout
         self.budget = budget
         self._clock = clock
+        self._cpu_clock = cpu_clock
         self._slow: dict[int, tuple[float, int]] = {}  # regex -> seconds spent in slow searches, their number
         self._warn = warn or (lambda _m: None)
         self._rules = db.rules
@@ -98,7 +104,15 @@ class Matcher:
                 self._disabled.add(key)
                 self._warn(Msg("warn_regex_off", where=where, n=count))
             return None
-        spent = self._clock() - start
+        if self._clock() - start >= SLOW_SEARCH:
+            self._count_slow(pattern, text, key, where)
+        return found
+
+    def _count_slow(self, pattern: LazyPattern, text: str, key: int, where: str) -> None:
+        start = self._cpu_clock()
+        with contextlib.suppress(TimeoutError):
+            pattern.search(text, timeout=self.timeout)
+        spent = self._cpu_clock() - start
         if spent >= SLOW_SEARCH:
             total, lines = self._slow.get(key, (0.0, 0))
             total, lines = total + spent, lines + 1
@@ -106,7 +120,6 @@ class Matcher:
             if total >= self.budget:
                 self._disabled.add(key)
                 self._warn(Msg("warn_regex_budget", where=where, seconds=f"{total:.1f}", n=lines))
-        return found
 
     def _where(self, rule: Rule) -> str:
         return f"{self.db.signatures[rule.sig_index].sig.path}: {rule.where}"
