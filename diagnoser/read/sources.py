@@ -23,7 +23,12 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # what Windows tools (PowerShell's `>`,
 
 
 def is_utf16(head: bytes) -> bool:
-    return head[:2] in UTF16_BOMS
+    """A byte-order mark, and NUL bytes in the text after it as ASCII letters have in UTF-16 (a log is mostly ASCII):
+    invalid UTF-8 may begin with the same two bytes."""
+    if head[:2] not in UTF16_BOMS:
+        return False
+    body = head[2:514]
+    return len(body) >= 2 and body.count(0) * 4 >= len(body)
 
 
 @dataclass(frozen=True, slots=True)

@@ -150,6 +150,6 @@ class LimitedReader:
 def _is_utf16(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
-            return is_utf16(fh.read(2))
+            return is_utf16(fh.read(514))
     except OSError:
         return False
