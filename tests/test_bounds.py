@@ -123,3 +123,13 @@ def test_signature_files_that_are_not_signature_files(tmp_path: Path, kind: str,
 def test_the_bomb_is_valid_yaml_and_small() -> None:
     import yaml
     assert len(BOMB) < 1500 and yaml.safe_load(BOMB)["falsepositives"]
+
+
+@pytest.mark.parametrize("shape", [
+    "step:{n} - actor/pg_loss:0.1", "Global step {n}: {{'loss': 1.0}}", " iteration {n}/ 100 | lm loss: 1.0 |",
+    "step {n} prefix train: logging metric {{'loss': 1.0}}", "========== Step {n}/10 ==========",
+])
+def test_a_metric_line_with_a_step_of_thousands_of_digits(db: Database, shape: str) -> None:
+    # the training-health readers parsed the step with int(): 'Exceeds the limit (4300 digits)'
+    text = "".join(shape.format(n=HUGE if i == 1 else i) + "\n" for i in range(3))
+    json.dumps(to_json(diagnose_text(db, text)))

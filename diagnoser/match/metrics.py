@@ -76,7 +76,8 @@ def _head(text: str, end: int) -> str:
 
 
 # -- the readers ----------------------------------------------------------------------------------------------
-_VERL = regex.compile(r"(?:^|\s)step:(\d+) - ")
+# a step is read only when it has at most 18 digits (int() fails past 4,300; issue 19)
+_VERL = regex.compile(r"(?:^|\s)step:(\d{1,18}) - ")
 
 
 def _verl_console(text: str, _state: ReaderState) -> Record | None:
@@ -156,7 +157,7 @@ def _py_pairs(text: str, start: int, prefix: str = "") -> list[Pair]:
     return [(prefix + m.group(1), m.group(2), m.group(0)) for m in _PY_PAIR.finditer(text, start)]
 
 
-_OPENRLHF = regex.compile(r"Global step (\d+): \{")
+_OPENRLHF = regex.compile(r"Global step (\d{1,18}): \{")
 
 
 def _openrlhf_dict(text: str, state: ReaderState) -> Record | None:
@@ -182,7 +183,7 @@ def _openrlhf_bar(text: str, state: ReaderState) -> Record | None:
     return Record("openrlhf-bar", None, pairs, _head(text, m.start(3)))
 
 
-_MEGATRON = regex.compile(r"\biteration\s+(\d+)/\s*(?:\d+|infinity) \|")
+_MEGATRON = regex.compile(r"\biteration\s+(\d{1,18})/\s*(?:\d+|infinity) \|")
 
 
 def _megatron(text: str, _state: ReaderState) -> Record | None:
@@ -197,7 +198,7 @@ def _megatron(text: str, _state: ReaderState) -> Record | None:
     return Record("megatron", int(m.group(1)), pairs, _head(text, m.end()))
 
 
-_CHATLEARN = regex.compile(r"\bstep (\d+) prefix (\S+): logging metric \{")
+_CHATLEARN = regex.compile(r"\bstep (\d{1,18}) prefix (\S+): logging metric \{")
 
 
 def _chatlearn(text: str, _state: ReaderState) -> Record | None:
@@ -215,7 +216,7 @@ def _hf_dict(text: str, _state: ReaderState) -> Record | None:
     return Record("hf", None, _py_pairs(text, at), _head(text, at + 2))
 
 
-_NEMO_STEP = regex.compile(r"^\s*=+ Step (\d+)/\d+ =+\s*$")
+_NEMO_STEP = regex.compile(r"^\s*=+ Step (\d{1,18})/\d+ =+\s*$")
 _NEMO_VALUE = regex.compile(r"^\s*• (Loss|Generation KL Error|Avg Reward|Avg Filtered Reward|Avg Total Reward|"
                             r"Mean Generation Length|Total step time): (\S+?)s?\s*$")
 
