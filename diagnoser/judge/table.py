@@ -6,6 +6,7 @@ import calendar
 import time
 from dataclasses import dataclass, field
 
+from ..safe import to_int
 from .book import ForensicBook
 from .findings import Location, earlier
 from .ranks import MAX_ROWS, Proc, RankRow, Resolver
@@ -33,15 +34,15 @@ class Table:
 
 def _world(book: ForensicBook, facts: dict[str, str], resolver: Resolver) -> int | None:
     sizes = []
-    if facts.get("job_world_size", "").isdigit():
-        sizes.append(int(facts["job_world_size"]))
+    sizes += [n for n in [to_int(facts.get("job_world_size"))] if n is not None]  # a size too long stays text
     for _src, _who, w in (x for ws in resolver.procs.values() for x in ws):
-        if w.nccl is not None and w.nccl.get("nranks", "").isdigit():
-            sizes.append(int(w.nccl["nranks"]))
+        n = to_int(w.nccl.get("nranks")) if w.nccl is not None else None
+        if n is not None:
+            sizes.append(n)
     for f, _where in book.items("rdzv"):
         if f.get("key") == "global_ranks":
-            sizes += [max(r, default=-1) + 1 for r in [[int(x) for x in f["val"].strip("[] ").split(",")
-                                                         if x.strip().isdigit()]]]
+            ranks = [to_int(x) for x in f["val"].strip("[] ").split(",")]  # a number too long stays text
+            sizes.append(max((r for r in ranks if r is not None), default=-1) + 1)
     world = max(sizes, default=0)
     return world if 0 < world <= MAX_WORLD else None
 
