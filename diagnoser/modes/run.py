@@ -112,7 +112,9 @@ class _Output:
         return b""
 
     def _left_behind(self, now: float) -> bool:
-        """The command exited GRACE ago and its pipes are still open: something it started holds them."""
+        """The command exited GRACE ago and its pipes are still open: something it started holds them. `exited`
+        also asks that every pump waits in read on an empty pipe: one blocked writing to a slow stdout still has
+        the command's last lines to queue."""
         if self.exited_at is None:
             if self.exited():
                 self.exited_at = now
@@ -141,6 +143,7 @@ class _Pump(threading.Thread):
         super().__init__(daemon=True)
         self.fd, self.out, self.log, self.output, self.lock = fd, out, log, output, lock
         self.warn, self.log_path = warn, log_path
+        self.reading = False  # waiting in os.read: nothing of the pipe's is held here
 
     def run(self) -> None:
         try:
@@ -168,10 +171,12 @@ class _Pump(threading.Thread):
         partial = b""
         skipping = False  # inside an over-long line whose head was queued: the rest is dropped
         while True:
+            self.reading = True
             try:
                 chunk = os.read(self.fd, 1 << 16)
             except OSError:
                 chunk = b""
+            self.reading = False
             if not chunk:
                 break
             self._pass_on(chunk)
@@ -218,13 +223,15 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
         key = "err_cmd_not_found" if isinstance(exc, FileNotFoundError) else "err_cannot_run"
         raise InputError(Msg(key, command=cmd[0], reason=exc.strerror or exc)) from None
     lock = threading.Lock()
-    output = _Output(session, 2, session.db.search.body, lambda: child.poll() is not None)
+    pumps: list[_Pump] = []
+    output = _Output(session, 2, session.db.search.body,
+                     lambda: child.poll() is not None and all(p.reading or not p.is_alive() for p in pumps))
     assert child.stdout is not None and child.stderr is not None
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
         warn(Msg("warn_passthrough", reason=os.strerror(errno.EBADF)))  # our stdout is closed
-    pumps = [_Pump(child.stdout.fileno(), out, log, output, lock, warn, log_path),
-             _Pump(child.stderr.fileno(), getattr(sys.stderr, "buffer", None), log, output, lock, warn, log_path)]
+    pumps += [_Pump(child.stdout.fileno(), out, log, output, lock, warn, log_path),
+              _Pump(child.stderr.fileno(), getattr(sys.stderr, "buffer", None), log, output, lock, warn, log_path)]
     for p in pumps:
         p.start()
 
