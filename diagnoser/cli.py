@@ -11,7 +11,6 @@ import contextlib
 import importlib
 import signal
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -25,6 +24,7 @@ from .console import (
     RayPaths,
     RayTimeout,
     Signatures,
+    TerminalProgress,
     Warner,
     bundle_app,
     choose_language,
@@ -41,8 +41,8 @@ from .console import (
 )
 from .errors import STOP_SIGNALS, DiagnoserError, InputError, Terminated, UsageError, on_stop_signal
 from .i18n import Msg, localized, msg
-from .match.database import load_database
 from .modes.batch import default_jobs, diagnose
+from .modes.examples import load_checked
 from .modes.live import StopLive, follow
 from .modes.ray import RayTarget, diagnose_cluster
 from .modes.ray_follow import follow_cluster
@@ -51,8 +51,9 @@ from .output import EXIT_OUTPUT, Output, encodable, stderr_or_null
 from .report.catalog import list_json, render_list
 from .report.nodes import NodeState
 from .teach import check_app, learn_app
+from .usage import EXIT_ON, FORMATS, choice, integer, print_help, usage_message, wants_help
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_EMPTY, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 
 
 def _click_exceptions() -> Any:
@@ -71,77 +72,63 @@ _ABORTS: tuple[type[BaseException], ...] = tuple(
 )
 
 
-class ExitOn(str, Enum):
-    none = "none"
-    cause = "cause"
-    health = "health"  # a root cause, or the first training-health finding (a metric rule tripped)
-
-
 FOLLOW_HANG_DEFAULT = "10m"
 
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+app = typer.Typer(add_completion=True, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 @app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def diagnose_command(
     paths: Annotated[list[Path] | None, typer.Argument(
-        help="Log files, .gz files or folders of a job's logs; none (or -) reads standard input.",
+        metavar="[LOG|DIR]...", help="Log files, .gz files or folders of a job's logs; none (or -): stdin.",
         show_default=False)] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format.")] = Format.text,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Report format: text, json, markdown or jsonl.",
+                                     show_default=False)] = "text",
     list_signatures: Annotated[bool, typer.Option("--list", help="List the signatures and exit.")] = False,
-    explain: Annotated[str | None, typer.Option("--explain", metavar="ID",
-                                                help="Show one signature in full and exit.")] = None,
+    explain: Annotated[str | None, typer.Option("--explain", help="Show one signature in full and exit.")] = None,
     signatures: Signatures = None,
     lang: Lang = None,
-    job_status: Annotated[str | None, typer.Option(
-        "--job-status", metavar="STATUS",
-        help="What the scheduler reported (e.g. succeeded): a success with failing logs is flagged.")] = None,
-    exit_code: Annotated[int | None, typer.Option(
-        "--exit-code", metavar="N",
-        help="The exit code the scheduler recorded (0 with failing logs is flagged).")] = None,
-    jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", metavar="N", help="Processes for scanning many files (default: all cores).")] = None,
-    follow_paths: Annotated[bool, typer.Option(
-        "--follow", "-F", help="Follow the files/folders as they grow (tail -F); tell each finding at once.")] = False,
-    from_start: Annotated[bool, typer.Option(
-        "--from-start", help="With --follow: read what the files already hold first.")] = False,
-    hang_after: Annotated[str | None, typer.Option(
-        "--hang-after", metavar="DURATION",
-        help=f"Report a hang after this much silence (e.g. 600, 10m; off). Default: {FOLLOW_HANG_DEFAULT} "
-             "with --follow, off otherwise.")] = None,
-    exit_on: Annotated[ExitOn, typer.Option(
-        "--exit-on", help="With --follow: exit 1 at the first root cause (or health finding).")] = ExitOn.none,
+    job_status: Annotated[str | None, typer.Option("--job-status", help="What the scheduler reported.")] = None,
+    exit_code: Annotated[str | None, typer.Option("--exit-code", help="The exit code the scheduler recorded.")] = None,
+    jobs: Annotated[str | None, typer.Option("--jobs", "-j", help="Processes for scanning many files.")] = None,
+    follow_paths: Annotated[bool, typer.Option("--follow", "-F", help="Follow the files as they grow.")] = False,
+    from_start: Annotated[bool, typer.Option("--from-start", help="With --follow: read the files from the start.")
+                          ] = False,
+    hang_after: Annotated[str | None, typer.Option("--hang-after", help="Report a hang after this much silence.")
+                          ] = None,
+    exit_on: Annotated[str, typer.Option("--exit-on", show_default=False,
+                                         help="none, cause or health: stop at the first root cause (or health).")
+                       ] = "none",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", "--all", help="Show every finding in full.")] = False,
     ray_address: RayAddress = None,
     ray_paths: RayPaths = None,
     ray_timeout: RayTimeout = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
-    """Read a training job's logs and name the root cause of its failure, with the remedy.
-
-    Also: `diagnose run [--log FILE] -- CMD ARGS...` runs a training command and diagnoses it live.
-    `diagnose bundle DIR... -o job-report.tar.gz` packs the report and the evidence for a maintainer, secrets redacted.
-    """
+    """Read a training job's logs and name the root cause of its failure, with the remedy."""
+    form = Format(choice(fmt, "--format", FORMATS))
+    stop_on = choice(exit_on, "--exit-on", EXIT_ON)
     ray = ray_target(ray_address, ray_paths, ray_timeout)
     if follow_paths:
-        raise typer.Exit(_follow(paths or [], fmt, signatures, lang, from_start, hang_after, exit_on, ray))
-    if from_start or exit_on is not ExitOn.none:
+        raise typer.Exit(_follow(paths or [], form, signatures, lang, from_start, hang_after, stop_on, ray, verbose))
+    if from_start or stop_on != "none":
         raise UsageError(Msg("err_follow_only"))
     if hang_after is not None and parse_duration_option(hang_after) > 0:
         raise UsageError(Msg("err_hang_live"))
-    raise typer.Exit(_diagnose(paths, fmt, list_signatures, explain, signatures, lang, job_status, exit_code,
-                               jobs, version, ray))
+    raise typer.Exit(_diagnose(paths, form, list_signatures, explain, signatures, lang, job_status,
+                               integer(exit_code, "--exit-code"), integer(jobs, "--jobs", 1), version, ray, verbose))
 
 
 def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, explain: str | None,
               signatures: list[Path] | None, lang: str | None, job_status: str | None, exit_code: int | None,
-              jobs: int | None, version: bool, ray: RayTarget | None = None) -> int:
+              jobs: int | None, version: bool, ray: RayTarget | None = None, verbose: bool = False) -> int:
     if version:
         print(f"diagnose {__version__}")
         return EXIT_OK
     language = choose_language(lang)
     warn = Warner(language)
-    db = load_database(signatures or [])
+    db = load_checked(signatures or [])
     if list_signatures:
         if fmt is Format.json:
             print(list_json(db, language))
@@ -161,13 +148,16 @@ def _diagnose(paths: list[Path] | None, fmt: Format, list_signatures: bool, expl
         warn(Msg("warn_jobs", asked=jobs, n=cores))
         jobs = cores
     report = (diagnose_cluster(db, ray, sources, language, warn, status, jobs or cores) if ray is not None
-              else diagnose(db, sources, language, warn, status, jobs or cores))
-    emit_report(report, fmt, sys.stdout)
-    return EXIT_FAILURE if report.failed else EXIT_OK
+              else diagnose(db, sources, language, warn, status, jobs or cores, exit_code=exit_code,
+                            progress=TerminalProgress(len(sources), language)))
+    emit_report(report, fmt, sys.stdout, verbose=verbose)
+    if report.failed:
+        return EXIT_FAILURE
+    return EXIT_EMPTY if report.empty else EXIT_OK
 
 
 def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang: str | None, from_start: bool,
-            hang_after: str | None, exit_on: ExitOn, ray: RayTarget | None = None) -> int:
+            hang_after: str | None, exit_on: str, ray: RayTarget | None = None, verbose: bool = False) -> int:
     language = choose_language(lang)
     warn = Warner(language)
     if not paths and ray is None:
@@ -175,8 +165,9 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     for p in paths:
         if not p.exists():
             raise InputError(Msg("err_no_such_path", path=p))
-    db = load_database(signatures or [])
-    session = live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on.value, sys.stdout)
+    db = load_checked(signatures or [])
+    session = live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout,
+                           status=sys.stderr)
     code = EXIT_OK
     nodes: list[NodeState] = []
     try:  # main() turns SIGTERM (and the other STOP_SIGNALS) into Terminated
@@ -193,9 +184,9 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     report = session.finish()
     if ray is not None:
         report.nodes = nodes
-    final_report(report, fmt, sys.stdout)
+    final_report(report, fmt, sys.stdout, verbose=verbose)
     if code == EXIT_OK:
-        code = EXIT_FAILURE if report.failed else EXIT_OK
+        code = EXIT_FAILURE if report.failed else (EXIT_EMPTY if report.empty else EXIT_OK)
     return code
 
 
@@ -204,32 +195,36 @@ run_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich
 
 @run_app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def run_command_cli(
-    command: Annotated[list[str], typer.Argument(help="The training command and its arguments (after --).",
-                                                 show_default=False)],
-    log: Annotated[Path | None, typer.Option("--log", metavar="FILE",
-                                             help="Also append the command's output to this file.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Report format (on stderr).")] = Format.text,
-    signatures: Annotated[list[Path] | None, typer.Option("--signatures", "-s", metavar="DIR")] = None,
-    lang: Annotated[str | None, typer.Option("--lang", metavar="en|zh")] = None,
-    hang_after: Annotated[str | None, typer.Option(
-        "--hang-after", metavar="DURATION", help="Report a hang after this much silence (default: off).")] = None,
-    exit_on: Annotated[ExitOn, typer.Option(
-        "--exit-on", help="Stop the command (SIGTERM) at the first root cause (or health finding).")] = ExitOn.none,
+    command: Annotated[list[str] | None, typer.Argument(metavar="COMMAND [ARGS]...", show_default=False,
+                                                        help="The training command and its arguments, after --.")
+                       ] = None,
+    log: Annotated[Path | None, typer.Option("--log", help="Also append the command's output to this file.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Report format (on stderr).", show_default=False)
+                   ] = "text",
+    signatures: Signatures = None,
+    lang: Lang = None,
+    hang_after: Annotated[str | None, typer.Option("--hang-after", help="Report a hang after this much silence.")
+                          ] = None,
+    exit_on: Annotated[str, typer.Option("--exit-on", show_default=False,
+                                         help="none, cause or health: stop the command at the first root cause.")
+                       ] = "none",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", "--all", help="Show every finding in full.")] = False,
 ) -> None:
-    """Run CMD, pass its output through unchanged, diagnose it live; exit with CMD's own status.
-
-    Findings and the final report go to stderr, so stdout stays the command's own.
-    """
+    """Run COMMAND, pass its output through unchanged, diagnose it live; exit with the command's own status."""
+    if not command:
+        raise UsageError(Msg("err_run_command"))
+    form = Format(choice(fmt, "--format", FORMATS))
+    stop_on = choice(exit_on, "--exit-on", EXIT_ON)
     language = choose_language(lang)
     warn = Warner(language)
-    db = load_database(signatures or [])
-    session = live_session(db, fmt, language, warn, hang_after, "off", exit_on.value, sys.stderr)
+    db = load_checked(signatures or [])
+    session = live_session(db, form, language, warn, hang_after, "off", stop_on, sys.stderr, brief=True)
     try:
         code = run_command(command, session, str(log) if log else None, warn)
     except StopLive:
         code = EXIT_FAILURE
-    report = session.finish(succeeded=code == 0)
-    final_report(report, fmt, sys.stderr)
+    report = session.finish(exit_status=code, command=command)
+    final_report(report, form, sys.stderr, verbose=verbose)
     raise typer.Exit(code)
 
 
@@ -269,12 +264,16 @@ def _main(args: list[str], lang: str) -> int:
     if target is not app:
         args = args[1:]
     command = typer.main.get_command(target)
+    which = {app: "main", run_app: "run"}.get(target)
+    if which is not None and wants_help(args):  # learn and check-signatures keep typer's own help
+        print_help(command, which, lang, sys.stdout)
+        return EXIT_OK
     # stop the workers (engine.py) and exit 128 + N; `diagnose run` forwards them to the command instead
     previous = {sig: signal.signal(sig, on_stop_signal) for sig in STOP_SIGNALS}
     try:
         result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
     except _CLICK.UsageError as exc:
-        print(msg("error_prefix", lang) + one_line(exc.format_message()) + msg("see_help", lang), file=sys.stderr)
+        print(msg("error_prefix", lang) + usage_message(exc, lang) + msg("see_help", lang), file=sys.stderr)
         return EXIT_USAGE
     except _ABORTS:
         return EXIT_INTERRUPTED

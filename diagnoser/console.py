@@ -4,6 +4,7 @@ command line, the options several commands share, writing a report in the format
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import Enum
@@ -12,17 +13,18 @@ from typing import Annotated, TextIO
 
 import typer
 
-from .errors import UsageError
+from .errors import InputError, UsageError
 from .i18n import LANGS, Msg, detect_lang, localized, msg
 from .match.database import Database, load_database
-from .modes.batch import default_jobs
+from .modes.batch import Progress, default_jobs
 from .modes.bundle import Bundle, cluster_bundle, local_bundle, write_bundle
-from .modes.live import LiveSession, parse_duration
+from .modes.live import LiveSession
 from .modes.ray import RAY_TIMEOUT, RayTarget
+from .modes.status import parse_duration
 from .read.sources import Source
 from .read.walk import expand, file_sources
 from .report.catalog import render_explain
-from .report.contract import to_json
+from .report.contract import finding_json, to_json, unrecognized_json
 from .report.markdown import render_markdown
 from .report.model import Report
 from .report.text import render_text
@@ -65,28 +67,89 @@ class Warner:
         print(msg("warning_prefix", self.lang) + printable(localized(message, self.lang)), file=sys.stderr, flush=True)
 
 
+class TerminalProgress(Progress):
+    """A progress line on stderr for a scan that takes more than a second, only when stderr is a terminal (never
+    in a pipe or a file); cleared before the report is printed."""
+
+    DELAY = 1.0
+    EVERY = 0.25
+
+    def __init__(self, total: int, lang: str, stream: TextIO | None = None) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.total, self.lang = total, lang
+        self.done = self.bytes = 0
+        self.started = self.clock()
+        self.shown_at = 0.0
+        self.shown = False
+
+    def source_done(self, n: int = 1) -> None:
+        self.done += n
+        self._show()
+
+    def add_bytes(self, n: int) -> None:
+        self.bytes += n
+        self._show()
+
+    def _show(self) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if now - self.started < self.DELAY or now - self.shown_at < self.EVERY:
+            return
+        self.shown_at = now
+        line = msg("scanning", self.lang, done=min(self.done, self.total), total=self.total,
+                   mb=f"{self.bytes / 1e6:,.0f}")
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.write("\r\x1b[K" + line)
+            self.stream.flush()
+            self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            with contextlib.suppress(OSError, ValueError):
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            self.shown = False
+
+
 def use_color(stream: TextIO) -> bool:
     if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def emit_report(report: Report, fmt: Format, out: TextIO) -> None:
+def jsonl_lines(report: Report) -> list[str]:
+    """The report as JSON lines: each finding, each unrecognised error, then the summary (as --follow prints
+    them, so one reader handles both)."""
+    lines = [json_dumps({"event": "finding", "finding": finding_json(report, f)}) for f in report.findings]
+    lines += [json_dumps({"event": "unrecognized", **unrecognized_json(u)}) for u in report.unrecognized]
+    lines.append(json_dumps({"event": "summary", "report": to_json(report)}))
+    return lines
+
+
+def emit_report(report: Report, fmt: Format, out: TextIO, verbose: bool = False) -> None:
     if fmt is Format.json:
         out.write(json_dumps(to_json(report), indent=2) + "\n")
+    elif fmt is Format.jsonl:
+        out.write("".join(line + "\n" for line in jsonl_lines(report)))
     elif fmt is Format.markdown:
-        out.write(render_markdown(report))
+        out.write(render_markdown(report, verbose=verbose))
     else:
-        render_text(report, out, color=use_color(out))
+        render_text(report, out, color=use_color(out), verbose=verbose)
     out.flush()
 
 
-def final_report(report: Report, fmt: Format, out: TextIO) -> None:
+def final_report(report: Report, fmt: Format, out: TextIO, verbose: bool = False) -> None:
+    """The report at the end of a live session (its findings were told as they came: jsonl ends with the summary)."""
     if fmt is Format.jsonl:
         out.write(json_dumps({"event": "summary", "report": to_json(report)}) + "\n")
         out.flush()
     else:
-        emit_report(report, fmt, out)
+        emit_report(report, fmt, out, verbose)
 
 
 def choose_language(lang: str | None) -> str:
@@ -98,12 +161,20 @@ def choose_language(lang: str | None) -> str:
 
 
 def input_sources(paths: list[Path], warn: Warner) -> list[Source]:
+    """The sources the command line names. A path that does not exist is warned about and left out; only when
+    none of them exists is it an error (exit status 2)."""
     if not paths:
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError(Msg("err_no_input"))
         return [Source("<stdin>", None)]
+    present = [p for p in paths if str(p) == "-" or os.path.lexists(p)]
+    missing = [p for p in paths if p not in present]
+    if not present:
+        raise InputError(Msg("err_no_such_path", path=missing[0]))
+    for p in missing:
+        warn(Msg("warn_missing", path=p))
     out: list[Source] = []
-    for source in file_sources(paths):
+    for source in file_sources(present):
         if source.path is not None and source.path.is_dir():
             found = expand(source.path, warn)
             if not found:
@@ -155,12 +226,15 @@ def parse_duration_option(text: str) -> float:
 
 
 def live_session(db: Database, fmt: Format, language: str, warn: Warner, hang_after: str | None,
-                  default_hang: str, exit_on: str, out: TextIO) -> LiveSession:
+                 default_hang: str, exit_on: str, out: TextIO, *, brief: bool = False,
+                 status: TextIO | None = None) -> LiveSession:
+    """brief (diagnose run): each finding told in a few lines, its why and remedy once, in the final report;
+    status: where --follow says what it is watching (stderr)."""
     if fmt not in (Format.text, Format.jsonl, Format.json):
         raise UsageError(Msg("err_live_format"))
     hang = parse_duration_option(hang_after if hang_after is not None else default_hang)
     live_fmt = "jsonl" if fmt is Format.jsonl else ("quiet" if fmt is Format.json else "text")
-    return LiveSession(db, language, live_fmt, out, warn, exit_on, hang, use_color(out))
+    return LiveSession(db, language, live_fmt, out, warn, exit_on, hang, use_color(out), brief=brief, status=status)
 
 
 def one_line(text: str) -> str:

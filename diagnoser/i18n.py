@@ -9,6 +9,7 @@ from .i18n_health import HEALTH
 from .i18n_ranks import RANK_MESSAGES
 from .i18n_ray import RAY_MESSAGES
 from .i18n_robust import ROBUST_MESSAGES
+from .phrases import PHRASES
 
 LANGS = ("en", "zh")
 
@@ -76,8 +77,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "en": "none seen in the logs: a restart begins where the job began (or at the checkpoint it loaded).",
         "zh": "日志中未见保存记录：重启将从任务开始处（或其加载的检查点）开始。",
     },
-    "echo_line": {"en": "→ {ranks} rank(s): {title} ({count}×){delay}",
-                  "zh": "→ {ranks} 个 rank：{title}（{count} 次）{delay}"},
     "echo_delay": {"en": ", {minutes} min later", "zh": "，{minutes} 分钟后"},
     "explained_by": {"en": "explained by", "zh": "由此解释"},
     "rank": {"en": "rank / file", "zh": "rank / 文件"},
@@ -99,9 +98,9 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "unrecognized_teach": {
         "en": " If it is a known problem, a signature file teaches diagnose to recognise it (diagnose --signatures "
-        "DIR; see signatures/README.md).",
+        "DIR; how to write one: {guide}).",
         "zh": "若这是已知问题，可编写特征文件让 diagnose 识别它"
-        "（diagnose --signatures DIR；见 signatures/README.md）。",
+        "（diagnose --signatures DIR；编写方法见 {guide}）。",
     },
     # causal roles and partial evidence (issue 16): a finding made from a cut traceback's frames alone
     "from_frames": {
@@ -135,7 +134,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "timeline": {"en": "Timeline", "zh": "时间线"},
     "job": {"en": "Job", "zh": "作业"},
     "echoes": {"en": "Echoes", "zh": "连锁反应"},
-    "cause": {"en": "cause", "zh": "原因"},
+    "cause": {"en": "cause", "zh": "起因"},
     "symptom": {"en": "symptom", "zh": "症状"},
     "advisory": {"en": "advisory", "zh": "建议"},
     "title": {"en": "title", "zh": "标题"},
@@ -230,6 +229,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     "warn_reopen": {"en": "{path}: cannot reopen after rotation: {reason}",
                     "zh": "{path}：日志轮转后无法重新打开：{reason}"},
 }
+_MESSAGES.update(PHRASES)  # the verdict, the first screen, --explain and --help (phrases.py)
 # words in their own files: i18n_ranks.py (issue 15), i18n_ray.py (issue 18), i18n_health.py (issue 17),
 # i18n_robust.py (issue 19)
 _MESSAGES.update({**RANK_MESSAGES, **RAY_MESSAGES, **HEALTH, **ROBUST_MESSAGES})

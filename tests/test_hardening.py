@@ -85,7 +85,7 @@ def test_empty_inputs(tmp_path: Path) -> None:
     (tmp_path / "empty.log").write_bytes(b"")
     for proc in (run(str(tmp_path / "empty.log")), run(stdin=subprocess.DEVNULL)):
         no_traceback(proc)
-    assert run(str(tmp_path / "empty.log")).returncode == 0
+    assert run(str(tmp_path / "empty.log")).returncode == 3  # nothing to diagnose (README: exit status)
 
 
 def test_stdin_closed_is_a_usage_error() -> None:

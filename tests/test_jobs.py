@@ -111,7 +111,7 @@ def test_healthy_job_has_no_verdict(db, tmp_path: Path) -> None:  # type: ignore
     log = tmp_path / "ok.log"
     log.write_text("step 1\nstep 2\n")
     data = _report(db, [log], jobs=1)
-    assert data["verdict"] is None and data["root_cause"] is None
+    assert data["verdict"] == "none" and data["root_cause"] is None
 
 
 UTF16_LOG = ("step:1 - actor/pg_loss:0.1\r\nTraceback (most recent call last):\r\n  File \"t.py\", line 1, in <module>\r\n"

@@ -13,6 +13,7 @@ from ..match.events import (
     HitEvent,
     MarkEvent,
     MetricEvent,
+    SeenEvent,
     StackEvent,
     UnrecognizedEvent,
 )
@@ -24,12 +25,14 @@ from .book import ForensicBook
 from .deferred import Deferred
 from .findings import (
     MAX_LONE,
+    MAX_RANKS,
     MAX_TIMELINE,
     Fact,
     Finding,
     Location,
     Moment,
     Unrecognized,
+    add_capped,
     earlier,
     fold_unrecognized,
     merge_unrecognized,
@@ -60,6 +63,10 @@ class Collector:
         self.lines = 0
         self.bytes = 0
         self.sources = 0
+        self.ranks_seen: set[int] = set()  # every rank the lines named (the job's shape counts what it saw)
+        self.hosts_seen: set[str] = set()
+        self.unreadable: list[str] = []  # why each source that could not be opened was skipped
+        self.skipped_binary = 0  # sources skipped because their content is not text
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, MarkEvent):
@@ -85,6 +92,9 @@ class Collector:
         elif isinstance(event, MetricEvent):
             for trip in self.health.feed(event, self.signatures):
                 self._tripped(trip)
+        elif isinstance(event, SeenEvent):
+            add_capped(self.ranks_seen, set(event.ranks), MAX_RANKS)
+            add_capped(self.hosts_seen, set(event.hosts), MAX_RANKS)
         elif isinstance(event, FileSeenEvent):
             self.file_seen.setdefault(event.source, set()).update(event.keys)
         elif isinstance(event, FactEvent):
@@ -256,3 +266,7 @@ class Collector:
         self.sources += other.sources
         for trip in trips:  # after the other's findings: a replayed part comes after what they hold
             self._tripped(trip)
+        self.unreadable.extend(other.unreadable)
+        add_capped(self.ranks_seen, other.ranks_seen, MAX_RANKS)
+        add_capped(self.hosts_seen, other.hosts_seen, MAX_RANKS)
+        self.skipped_binary += other.skipped_binary

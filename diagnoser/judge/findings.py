@@ -99,6 +99,7 @@ class Unrecognized:
     ranks: set[int] = field(default_factory=set)
     lone: bool = False  # an exception line with no traceback around it
     kind: str = "python"  # what printed it: python | cxx | fatal | signal (a traceback), or line (a lone line)
+    echo_of: str | None = None  # the root cause this error only echoes (judge/lead.py), when it does
 
 
 def fold_unrecognized(table: dict[tuple[str, str], Unrecognized], event: UnrecognizedEvent) -> int:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..i18n import msg
 from ..match.observe import FRAMEWORK_MARKERS
+from ..read.layout import identify
 from ..safe import to_int
 from .collector import Collector
-from .findings import Finding, Location, Moment
+from .findings import Finding, Location, Moment, Unrecognized
 
 KERNEL_BEFORE = 600.0  # a kernel event explains a failure up to this many seconds later
 KERNEL_AFTER = 60.0  # ... or this many seconds earlier (clocks and buffering disagree a little)
@@ -39,9 +41,10 @@ class Story:
     job: dict[str, object]
     timeline: list[Entry]
     echoes: list[Echo]
-    verdict: str | None
+    verdict: str  # restart | fix-then-restart | investigate | none
     verdict_reason: str
     checkpoint: dict[str, object] | None
+    folded: list[Unrecognized]  # unrecognised errors that are the root cause seen again
     precursors: list[Finding] = field(default_factory=list)  # health findings that began before the root cause
 
 
@@ -74,26 +77,36 @@ def _explain(entry: Entry, kernel: list[tuple[str, Location]], roles: dict[str, 
 
 
 def _job(collector: Collector, findings: list[Finding]) -> dict[str, object]:
+    """The job's shape: what the lines named (ranks and hosts seen) beside what the config said (world size,
+    nnodes, parallel sizes); only what the logs told."""
     facts = {name: f.value for name, f in collector.facts.items()}
     framework = next((fw for fw, _ in FRAMEWORK_MARKERS if f"fw_{fw.replace('-', '_')}" in facts), None)
-    ranks: set[int] = set()
-    hosts: set[str] = set()
+    ranks: set[int] = set(collector.ranks_seen)
+    for name, ident in collector.forensics.idents.items():  # the rank files read (rank3.log: rank 3)
+        rank = ident.rank if ident.rank is not None or name.startswith("<") else identify(Path(name)).rank
+        if rank is not None:
+            ranks.add(rank)
+    hosts: set[str] = set(collector.hosts_seen)  # as the lines name them (Ray's ip=)
     for f in findings:
         ranks |= f.ranks
         hosts |= f.hosts
     for moment in collector.timeline.values():
         if moment.where.rank is not None:
             ranks.add(moment.where.rank)
-    for _role, host in collector.roles.values():
-        if host:
-            hosts.add(host)
+    # as the folders name them (dlc-job-worker-1/): the same nodes named another way, so the larger count stands
+    by_path = {host for _role, host in collector.roles.values() if host}
+    if len(by_path) > len(hosts):
+        hosts = by_path
     model = facts.get("job_model")
-    job: dict[str, object] = {
-        "framework": framework,
-        "model": posixpath.basename(model.rstrip("/")) if model else None,
-        "ranks_seen": len(ranks),
-        "hosts_seen": len(hosts),
-    }
+    job: dict[str, object] = {}
+    if framework:
+        job["framework"] = framework
+    if model and posixpath.basename(model.rstrip("/")):
+        job["model"] = posixpath.basename(model.rstrip("/"))
+    if ranks:
+        job["ranks_seen"] = len(ranks)
+    if hosts:
+        job["hosts_seen"] = len(hosts)
     for key in ("world_size", "nnodes", "gpus_per_node", "tp", "pp", "cp", "ep", "dp", "global_batch_size",
                 "micro_batch_size", "rollout_batch_size"):
         value = facts.get(f"job_{key}")
@@ -114,11 +127,28 @@ def _checkpoint(collector: Collector) -> dict[str, object] | None:
             "confirmed": "ckpt_started" not in fact.groups}
 
 
+def _explain_echo(entry: Entry, root: Finding, symptoms: set[str], folded: list[Unrecognized]) -> None:
+    """A rank whose first failure is an echo of the root cause (a symptom, or an error folded into it) is explained
+    by the root cause, when no kernel event explains it already."""
+    if entry.explained_by is not None or entry.moment.what == root.sig.id:
+        return
+    what, where = entry.moment.what, entry.moment.where
+    if what in symptoms or (what.startswith("exception:") and any(
+            u.exc_type == what.split(":", 1)[1] and (u.first.rank == where.rank or u.first.source == where.source)
+            for u in folded)):
+        entry.explained_by = (root.sig.id, root.first)
+
+
 def build_story(collector: Collector, ranked: list[Finding], root: Finding | None, failed: bool,
-                lang: str) -> Story:
+                lang: str, unrecognized: list[Unrecognized] | None = None, empty: bool = False) -> Story:
     entries = [Entry(key, m) for key, m in collector.timeline.items()]
     for e in entries:
         _explain(e, collector.kernel, collector.roles)
+    folded = [u for u in unrecognized or [] if u.echo_of is not None]
+    if root is not None:
+        symptoms = {f.sig.id for f in ranked if f.sig.kind == "symptom"}
+        for e in entries:
+            _explain_echo(e, root, symptoms, folded)
     entries.sort(key=lambda e: (e.moment.where.ts if e.moment.where.ts is not None else float("inf"),
                                 e.moment.where.source_index, e.moment.where.line))
     echoes: list[Echo] = []
@@ -129,18 +159,20 @@ def build_story(collector: Collector, ranked: list[Finding], root: Finding | Non
             delay = None
             if f.first.ts is not None and root.first.ts is not None:
                 delay = f.first.ts - root.first.ts
-            echoes.append(Echo(f, len(f.ranks) or len(f.hosts) or 1, delay))
+            echoes.append(Echo(f, len(f.ranks) or len(f.hosts), delay))
     if root is not None:
-        verdict: str | None = root.sig.verdict
+        verdict = root.sig.verdict
     elif failed:
         verdict = "investigate"
     else:
-        verdict = None
-    key = f"verdict_{verdict}" if verdict else "verdict_none"
+        verdict = "none"
+    key = f"verdict_{verdict}"
     if verdict == "investigate" and root is not None:
         key = "verdict_investigate_known"
+    elif verdict == "none" and empty:
+        key = "verdict_empty"
     reason = msg(key, lang)
-    return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector),
+    return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector), folded,
                  precursors(ranked, root))
 
 

@@ -57,6 +57,15 @@ class FileSeenEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class SeenEvent:
+    """The ranks and hosts this (part of a) source's lines named (the job's shape counts what it saw)."""
+
+    source: str
+    ranks: frozenset[int]
+    hosts: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class FactEvent:
     name: str
     value: str
@@ -109,4 +118,4 @@ class StackEvent:
 
 
 Event = (HitEvent | UnrecognizedEvent | FactEvent | DeferredHitEvent | FileSeenEvent | MetricEvent | MarkEvent
-         | ActivityEvent | StackEvent)
+         | ActivityEvent | StackEvent | SeenEvent)

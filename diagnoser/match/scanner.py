@@ -29,6 +29,7 @@ from .events import (
     HitEvent,
     MarkEvent,
     MetricEvent,
+    SeenEvent,
     StackEvent,
     UnrecognizedEvent,
 )
@@ -77,6 +78,10 @@ class SourceScanner(HitDecider):
         # who did what across ranks: marks (read/marks.py), each writer's last line and step, py-spy stacks
         self.activity = ActivityTracker()
         self.pyspy = PySpyReader()
+        # the rank and host its file (or folder) names: the job's shape counts the files it saw; the ranks a line
+        # names are not counted (the fast search never decodes most lines, and both paths must agree)
+        self.ranks_seen: set[int] = set() if rank is None else {rank}
+        self.hosts_seen: set[str] = set() if not host else {host}
 
     def wants(self) -> bool | tuple[str, ...]:
         """Which of the next lines must be fed (the fast search skips the others): True for every line
@@ -214,6 +219,8 @@ class SourceScanner(HitDecider):
         if stack is not None and self.recent:
             self.emit(StackEvent(stack, self.recent[-1]))
         self.emit(ActivityEvent(self.source, self.source_index, end, self.activity.tracks, self.activity.dropped))
+        if self.ranks_seen or self.hosts_seen:
+            self.emit(SeenEvent(self.source, frozenset(self.ranks_seen), frozenset(self.hosts_seen)))
         if self.file_conds:
             self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,16 @@ from .schema import (
     Text,
     WhenTest,
 )
+
+_CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
+_SPACE_AFTER_PUNCT = re.compile(r"([，。；：！？、）」』】》])[ \t]+")
+_SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}])[ \t]+(?=[{_CJK}])")
+
+
+def tidy_chinese(text: str) -> str:
+    """Chinese puts no space after its own punctuation or between two characters: the spaces a folded YAML
+    block (`>-`) leaves where the source line broke are removed (a space beside Latin text stays)."""
+    return _SPACE_BETWEEN_CJK.sub("", _SPACE_AFTER_PUNCT.sub(r"\1", text))
 
 
 class YamlReader:
@@ -76,7 +87,7 @@ class YamlReader:
         if "zh" not in data:
             raise self.fail(f"{where}.zh", "missing (every text needs English and Chinese)")
         en = self.string(data["en"], f"{where}.en").strip()
-        zh = self.string(data["zh"], f"{where}.zh").strip()
+        zh = tidy_chinese(self.string(data["zh"], f"{where}.zh").strip())
         self.placeholders(en, f"{where}.en")
         self.placeholders(zh, f"{where}.zh")
         return Text(en, zh)

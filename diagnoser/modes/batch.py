@@ -141,16 +141,40 @@ def _tasks(db: Database, sources: list[Source], jobs: int, fast: bool | str,
     return tasks
 
 
+class Progress:
+    """Told how far a scan is (sources done, bytes read); the console shows it on stderr in a terminal."""
+
+    def source_done(self, n: int = 1) -> None:
+        return None
+
+    def add_bytes(self, n: int) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
 def diagnose(db: Database, sources: list[Source], lang: str = "en", warn: Warn = _ignore,
-             job_status: str | None = None, jobs: int = 1, fast: bool | str = True) -> Report:
-    """Scan every source and build the ranked report."""
+             job_status: str | None = None, jobs: int = 1, fast: bool | str = True,
+             exit_code: int | None = None, progress: Progress | None = None) -> Report:
+    """Scan every source and build the ranked report; `exit_code`: the job's non-zero status (--exit-code) is a
+    failure even when no line says why."""
     pipeline = Pipeline(db, warn)
-    scan_sources(pipeline, sources, jobs, fast)
+    progress = progress or Progress()
+    try:
+        scan_sources(pipeline, sources, jobs, fast, progress=progress)
+    finally:
+        progress.close()
+    collector = pipeline.collector
+    if sources and len(collector.unreadable) == len(sources):
+        raise InputError(collector.unreadable[0])  # nothing could be read: the one-line error, exit status 2
+    if exit_code:
+        pipeline.tell_exit(exit_code)
     return pipeline.report(lang, job_status)
 
 
 def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast: bool | str = True,
-                 first_index: int = 0) -> None:
+                 first_index: int = 0, progress: Progress | None = None) -> None:
     """Scan every source into the pipeline's collector (numbered from `first_index`, so that the sources of
     several calls, e.g. one per Ray node, keep apart when their collectors are merged).
 
@@ -158,7 +182,8 @@ def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast:
     process pool; results are merged in source order, so the report is the same as a sequential
     scan's. Standard input is always read here.
     """
-    db, warn = pipeline.db, pipeline.warn
+    db = pipeline.db
+    progress = progress or Progress()
     year = job_year(sources)
     tasks = _tasks(db, sources, jobs, fast, first_index) if jobs > 1 else []
     if len(tasks) > 1:
@@ -178,8 +203,10 @@ def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast:
                     results[(i, 0)] = pipeline.scan(s, i, fast, year)
             for key, future in futures.items():
                 collector, warnings = future.result()
+                progress.add_bytes(collector.bytes)
+                progress.source_done(collector.sources)
                 for w in warnings:
-                    warn(w)
+                    pipeline.warn(w)
                 collector.signatures = signatures
                 results[key] = collector
         except BaseException:
@@ -189,8 +216,10 @@ def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast:
         for key in sorted(results):
             pipeline.add(results[key])
     else:
+        pipeline.on_bytes = progress.add_bytes
         for index, source in enumerate(sources, start=first_index):
             pipeline.add(pipeline.scan(source, index, fast, year))
+            progress.source_done()
 
 
 def diagnose_text(db: Database, text: str, lang: str = "en") -> Report:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..match.database import Database
+from ..errors import SignatureError
+from ..i18n import Msg
+from ..match.database import Database, load_database, load_signatures
 from ..match.schema import Example
 from .batch import diagnose_text
 from .pipeline import Pipeline
@@ -83,3 +86,20 @@ def run_examples(db: Database, ids: Iterable[str] | None = None) -> Iterator[tup
         if case.sig_id not in alone:
             alone[case.sig_id] = db.only([case.sig_id])
         yield case, check_example(db, case, alone[case.sig_id])
+
+
+def load_checked(extra_dirs: Iterable[Path] = ()) -> Database:
+    """The database (built-in signatures and the user's folders); each signature of a user's folder must do what
+    its own examples say (a `match` example matches it alone, a `no_match` example does not), or the run stops
+    with `path: field: problem` (exit status 2) before a wrong signature can mislead a diagnosis. The built-in
+    signatures are held to the full check (`run_examples`) by the test suite."""
+    dirs = list(extra_dirs)
+    db = load_database(dirs)
+    for sig in load_signatures(dirs, builtin=False) if dirs else []:
+        alone = db.only([sig.id])
+        for case in example_cases(alone):
+            found = Pipeline(alone).scan_lines(case.example.text.splitlines()).findings.get(sig.id)
+            if (found is None) == (case.kind == "match"):
+                key = "err_example_match" if case.kind == "match" else "err_example_no_match"
+                raise SignatureError(sig.path, f"examples.{case.kind}[{case.index}]", Msg(key))
+    return db

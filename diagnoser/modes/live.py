@@ -16,7 +16,7 @@ from typing import BinaryIO, TextIO
 import regex
 
 from .. import search
-from ..i18n import Msg, msg
+from ..i18n import msg
 from ..judge.findings import Finding, Location
 from ..judge.rank import compact_ranks
 from ..judge.remedy import fill, render_remedy
@@ -31,6 +31,7 @@ from ..report.model import Report, Stats, values_for
 from ..report.words import where_text
 from ..safe import json_dumps, printable
 from .pipeline import Pipeline
+from .status import StatusLine
 
 IDLE = 0.5  # seconds of quiet after which a file's open tracebacks are closed (a traceback comes in one write)
 HANG_SOURCE = "<live>"
@@ -68,8 +69,13 @@ class StopLive(Exception):
 
 class LiveSession:
     def __init__(self, db: Database, lang: str, fmt: str, out: TextIO, warn: Callable[[str], None],
-                 exit_on: str = "none", hang_after: float = 0.0, color: bool = False) -> None:
+                 exit_on: str = "none", hang_after: float = 0.0, color: bool = False, brief: bool = False,
+                 status: TextIO | None = None) -> None:
         self.db = db
+        # brief (diagnose run): a finding is told in a few lines as it comes, its why and remedy once, in the
+        # report at the end; status: where `--follow` says what it is watching (stderr)
+        self.brief = brief
+        self.status = StatusLine(status, lang) if status is not None else None
         self.lang = lang
         self.fmt = fmt
         self.out = out
@@ -168,11 +174,15 @@ class LiveSession:
         sc.feed_raw(sc.lines + 1, text)
         sc.flush()
 
-    def finish(self, succeeded: bool = False) -> Report:
-        """The final report; `succeeded`: the wrapped command exited 0, so no lone error line was its failure."""
+    def finish(self, exit_status: int | None = None, command: list[str] | None = None) -> Report:
+        """The final report. `exit_status`: the wrapped command's; 0 means no lone error line was its failure, any
+        other status is a failure even when no line explains it."""
+        self.clear_status()
         self.pipeline.finish_streams(self.last_lines)
-        if succeeded:
+        if exit_status == 0:
             self.collector.lone = []
+        elif exit_status is not None:
+            self.pipeline.tell_exit(exit_status, command or [])
         return self.pipeline.report(self.lang)
 
     # -- output ----------------------------------------------------------------------------------------
@@ -216,20 +226,33 @@ class LiveSession:
             self._jsonl({"event": "finding", "finding": finding_json(report, f)})
             return
         mark = {"cause": "✗", "symptom": "~", "advisory": "i"}.get(f.sig.kind, "•")
-        lines = [f"{mark} [{f.sig.kind}] {f.sig.title.get(self.lang)}  ({f.sig.id})",
+        lines = [f"{mark} [{msg(f.sig.kind, self.lang)}] {f.sig.title.get(self.lang)}  ({f.sig.id})",
                  f"  {where_text(f.first, self.lang)}"
                  + (" · " + msg("on_ranks", self.lang, ranks=compact_ranks(f.ranks)) if len(f.ranks) > 1 else "")]
         key = next((e.raw for e in f.evidence if e.key), "")
         if key:
-            lines.append("  > " + key[:300])
+            lines.append("  > " + key)  # the key line whole: its end often says what to do
         if f.health is not None:
             lines.append(f"  {f.health.series.key}: {values_text(f.health, self.lang)}  {sparkline(f.health)}")
-        lines.append("  " + why.replace("\n", " "))
-        lines += ["  " + x for x in remedy.splitlines()]
+        if self.brief:
+            lines.append("  " + msg("told_at_end", self.lang))
+        else:
+            lines.append("  " + why.replace("\n", " "))
+            lines += ["  " + x for x in remedy.splitlines()]
         self._text("\n".join(lines))
 
     def _text(self, text: str) -> None:
+        self.clear_status()
         self._write(printable(text) + "\n")  # log text: its escape sequences are shown, never acted on
+
+    def watching(self, files: int) -> None:
+        """What --follow is doing, on stderr: files followed, lines read so far, findings told."""
+        if self.status is not None:
+            self.status.show(files, self.collector.lines, len(self.announced))
+
+    def clear_status(self) -> None:
+        if self.status is not None:
+            self.status.clear()
 
     def _jsonl(self, obj: dict[str, object]) -> None:
         self._write(json_dumps(obj) + "\n")
@@ -265,20 +288,10 @@ def follow(paths: list[Path], session: LiveSession, from_start: bool, warn: Call
             for tail, lineno, text in follower.poll():
                 got = True
                 session.feed(tail.name, lineno, text, tail.rank, tail.host, tail.role)
+            session.watching(len(follower.tails))
             session.tick()
             if not got:
                 time.sleep(poll)
     finally:
         follower.close()
 
-
-def parse_duration(text: str) -> float:
-    """`600`, `90s`, `10m`, `1.5h`; `0` or `off` turns the limit off."""
-    value = text.strip().lower()
-    if value in ("0", "off", "none", "no"):
-        return 0.0
-    m = regex.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr)?", value)
-    if m is None:
-        raise ValueError(Msg("err_duration", text=text))
-    unit = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}.get(m.group(2) or "s", 1)
-    return float(m.group(1)) * unit

@@ -9,7 +9,10 @@ feature added to the scanner, the collector or the judge works in every mode.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import shlex
+import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -19,17 +22,19 @@ from .. import search
 from ..errors import InputError
 from ..i18n import Msg
 from ..judge.collector import Collector
+from ..judge.lead import COMMAND_ID
 from ..match.database import Database
-from ..match.events import Event
+from ..match.events import Event, EvidenceLine
 from ..match.matcher import Matcher
 from ..match.scanner import RECENT, SourceScanner
 from ..read.flightrec import MAX_DUMP, DumpError, read_dump
 from ..read.layout import PathIdentity, identify
-from ..read.sources import SalvagingReader, Source, iter_lines, lines_before, open_binary
+from ..read.sources import SalvagingReader, Source, iter_lines, lines_before, looks_binary, open_binary
 from ..report.model import Report, build_report
 
 Warn = Callable[[str], None]
 
+EXIT_SOURCE = "<exit status>"  # where the command's (or the scheduler's) exit status is told
 # Below this size a file is read line by line: the same result, and no search plan to make.
 FAST_MIN_BYTES = 8 << 20
 
@@ -63,6 +68,7 @@ class Pipeline:
         self.listener = listener
         self.streams: dict[str, SourceScanner] = {}
         self.started = time.perf_counter()
+        self.on_bytes: Callable[[int], None] | None = None  # told the bytes read as a scan goes (a progress line)
 
     def emit(self, event: Event) -> None:
         self.collector(event)
@@ -102,14 +108,25 @@ class Pipeline:
 
         def count(n: int) -> None:
             collector.bytes += n
+            if self.on_bytes is not None:
+                self.on_bytes(n)
 
         try:
             fh = open_binary(source)
         except InputError as exc:
-            if source.explicit:
-                raise
-            # one unreadable file in a job's folder does not stop the post-mortem
-            self.warn(Msg("warn_skipped", problem=exc.args[0] if exc.args else str(exc)))
+            # one unreadable file among others does not stop the post-mortem (batch.diagnose fails only when
+            # no source could be read at all)
+            problem = exc.args[0] if exc.args else str(exc)
+            self.warn(Msg("warn_skipped", problem=problem))
+            collector.unreadable.append(problem)
+            collector.sources = 0
+            return collector
+        if looks_binary(fh):
+            self.warn(Msg("warn_binary", path=source.name))
+            collector.skipped_binary = 1
+            collector.sources = 0
+            if not source.is_stdin:
+                fh.close()
             return collector
         try:
             # a compressed file is judged by what it holds: a 2 MB .gz may be a 30 MB log
@@ -180,6 +197,30 @@ class Pipeline:
         collector.lines = scanner.lines
         collector.finalize()
         return collector
+
+    def tell_exit(self, status: int, command: list[str] | None = None) -> None:
+        """The command (or, with no command, the job as its scheduler recorded) ended with a non-zero status: a
+        failure even when no line says why. Told as the `command-failed` finding, whose line says the status and
+        the signal (a status above 128 is 128 + the signal's number, as a shell reports it)."""
+        if status == 0:
+            return
+        # worded so that no other signature reads it ("exit code 137" is a host OOM's container status)
+        who = "the command exited" if command is not None else "the job ended"
+        text = f"diagnose: {who} with status {status}"
+        if 128 < status < 128 + 65:
+            with contextlib.suppress(ValueError):
+                text += f" (killed by signal {status - 128}, {signal.Signals(status - 128).name})"
+        if command is None:
+            text += ", as its scheduler recorded"
+        scanner = SourceScanner(self.db, self.matcher, EXIT_SOURCE, len(self.streams) + self.collector.sources,
+                                self.collector)
+        scanner.feed_raw(1, text)
+        scanner.finish()
+        found = self.collector.findings.get(COMMAND_ID)
+        if command and found is not None:  # the command is shown, never scanned: its own words could match
+            shown = shlex.join(command)[:300]
+            found.captures["command"] = shown
+            found.evidence = (EvidenceLine(1, f"{text}: {shown}", True),)
 
     def add(self, collector: Collector) -> None:
         """Fold in a source's (or a part's) results; called in source order, so the report is stable."""

@@ -169,6 +169,28 @@ def open_binary(source: Source) -> BinaryIO:
     return fh
 
 
+BINARY_SNIFF = 8192
+BINARY_SHARE = 0.3  # share of control bytes (not tab, line ends, form feed, backspace, ESC) that makes it binary
+_CONTROLS = bytes(b for b in range(32) if b not in (8, 9, 10, 11, 12, 13, 27)) + b"\x7f"
+
+
+def looks_binary(fh: BinaryIO) -> bool:
+    """The first 8 KiB (as read: a gzip file's content) are mostly control bytes: the input is a program, a model
+    file or an archive, not text. A log with a few NUL bytes (a crash, a pty) is still text. The bytes are peeked,
+    not consumed; inputs that cannot be peeked are read as text."""
+    peek = getattr(fh, "peek", None)
+    if peek is None:
+        return False
+    try:
+        head = peek(BINARY_SNIFF)[:BINARY_SNIFF]
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
+        return False
+    if not head:
+        return False
+    controls = len(head) - len(head.translate(None, _CONTROLS))
+    return controls > BINARY_SHARE * len(head)
+
+
 def iter_lines(fh: BinaryIO, counter: Callable[[int], None] | None = None,
                warn: Callable[[str], None] | None = None, name: str = "") -> Iterator[tuple[int, str]]:
     """(line number, decoded text) for each physical line; lines longer than MAX_LINE are cut.

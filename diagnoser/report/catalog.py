@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from rich import box
@@ -10,16 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ..i18n import msg
-from ..match.database import Database
-from ..match.schema import Signature
+from ..match.database import Database, builtin_root
+from ..match.schema import PLACEHOLDER_RE, Signature, WhenTest
 from ..safe import json_dumps, printable
 from .health import condition_text
-from .text import report_width
+from .term import terminal
 
 
 def _console(out: TextIO, color: bool) -> Console:
-    return Console(file=out, no_color=not color, force_terminal=color if color else None, highlight=False,
-                   emoji=False, width=report_width())
+    return terminal(out, color)
 
 
 def _t(text: str, style: str = "") -> Text:
@@ -61,40 +61,88 @@ def render_list(db: Database, out: TextIO, lang: str, color: bool) -> None:
     console.print(_t(msg("signatures_count", lang, n=len(db.signatures)), style="dim"))
 
 
+_NAMES = {"framework": "name_framework", "phase": "name_phase"}
+
+
+def _name(name: str, lang: str) -> str:
+    return msg(_NAMES[name], lang) if name in _NAMES else name
+
+
+def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(_value(v) for v in value)
+    return str(value)
+
+
+def condition_words(test: WhenTest, lang: str) -> str:
+    """A remedy variant's condition as a reader says it: `packing is true`, `the framework is verl or roll`."""
+    name = _name(test.name, lang)
+    if test.op == "present":
+        return msg("when_present" if test.value else "when_absent", lang, name=name)
+    return msg(f"when_{test.op}", lang, name=name, value=_value(test.value))
+
+
+def readable(template: str) -> str:
+    """A remedy template as a reader sees it: `{max_token_in_packing:half|…}` reads `<max_token_in_packing ÷ 2>`."""
+
+    def sub(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        if token.startswith("$"):
+            return token
+        name, flt = m.group(1), m.group(2)
+        shown = {"half": f"{name} ÷ 2", "double": f"{name} × 2"}.get(flt or "", name)
+        return f"<{shown}>"
+
+    return PLACEHOLDER_RE.sub(sub, template)
+
+
+def signature_file(sig: Signature) -> str:
+    """Where the signature's file is on this machine (a built-in one inside the installed package)."""
+    path = builtin_root().parent / sig.path
+    return str(path) if path.is_file() else sig.path
+
+
 def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
     console = _console(out, color)
     console.print(_t(f"{sig.id}: {sig.title.get(lang)}", style="bold"))
-    meta = f"{sig.kind} · {sig.role} · {sig.severity} · {sig.layer} · verdict {sig.verdict}"
+    meta = (f"{msg(sig.kind, lang)} · {sig.role} · {msg(sig.severity, lang)} · {sig.layer} · "
+            f"{label('verdict', lang)}{sig.verdict}")
     if sig.frameworks:
         meta += " · " + ", ".join(sig.frameworks)
-    console.print(_t(meta + f" · {sig.path}", style="dim"))
+    console.print(_t(meta, style="dim"))
+    console.print(_t(label("file", lang) + signature_file(sig), style="dim"))
     if sig.symptom_of:
-        console.print(_t("symptom of: " + ", ".join(sig.symptom_of), style="dim"))
+        console.print(_t(label("symptom_of", lang) + ", ".join(sig.symptom_of), style="dim"))
     console.print()
     console.print(_t(msg("why", lang), style="bold"))
-    console.print(_t(sig.why.get(lang)))
+    console.print(_t(readable(sig.why.get(lang))))
     console.print()
     console.print(_t(msg("remedy", lang), style="bold green"))
+    console.print(_t(msg("remedy_values", lang), style="dim"))
     for variant in sig.remedy:
         if variant.when:
-            cond = ", ".join(f"{t.name} {t.op} {t.value}" for t in variant.when)
-            console.print(_t(f"when {cond}:", style="italic"))
+            cond = msg("and_word", lang).join(condition_words(t, lang) for t in variant.when)
+            console.print(_t(msg("when_heading", lang, cond=cond), style="italic"))
         elif len(sig.remedy) > 1:
-            console.print(_t("otherwise:", style="italic"))
-        console.print(_t(variant.text.get(lang)))
+            console.print(_t(msg("otherwise", lang), style="italic"))
+        console.print(_t(readable(variant.text.get(lang))))
     console.print()
-    console.print(_t("Patterns" if not sig.metric else "Metric rule", style="bold"))
+    console.print(_t(msg("patterns", lang) if not sig.metric else msg("metric_rule", lang), style="bold"))
     for clause in sig.metric:  # a health rule: the metric keys it reads and when a series goes bad
         console.print(_t("  " + " | ".join(clause.names) + ": " + condition_text(clause)))
     for p in sig.any:
         console.print(_t("  " + p))
-    for c in sig.all:
-        console.print(_t(f"  and ({c.scope}{' ' + str(c.lines) if c.lines else ''}): {c.pattern}"))
-    for c in sig.not_:
-        console.print(_t(f"  not ({c.scope}{' ' + str(c.lines) if c.lines else ''}): {c.pattern}"))
+    for word, conds in (("and_scope", sig.all), ("not_scope", sig.not_)):
+        for c in conds:
+            scope = f"{c.scope}{' ' + str(c.lines) if c.lines else ''}"
+            console.print(_t(f"  {msg(word, lang)} ({scope}): {c.pattern}"))
     for seq in sig.frames:
         calls = " → ".join(f"{fp.file or '*'}:{fp.function or '*'}" for fp in seq)
-        console.print(_t(f"  or frames: {calls}"))
+        console.print(_t(f"  {msg('or_frames', lang)}: {calls}"))
     console.print()
     console.print(_t(msg("references", lang), style="bold"))
     for ref in sig.references:
@@ -109,6 +157,10 @@ def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
     for ex in sig.examples_match[:2]:
         console.print(_t(ex.text.rstrip(), style="dim"))
         console.print(Text("  ---", style="dim"))
+
+
+def label(key: str, lang: str) -> str:
+    return msg(key, lang) + ("：" if lang == "zh" else ": ")
 
 
 def markdown_table(db: Database) -> str:

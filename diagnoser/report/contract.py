@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..judge.findings import Finding, Location
+from ..judge.findings import Finding, Location, Unrecognized
 from ..judge.ranks import RankRow
 from .health import health_json
 from .model import MAX_EVIDENCE_CHARS, SCHEMA, Report
@@ -29,12 +29,19 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
         "why": report.why[f.sig.id],
         "remedy": report.remedy[f.sig.id],
         "references": list(f.sig.references),
-        "evidence": [e.raw[:MAX_EVIDENCE_CHARS] for e in f.evidence],
+        # context lines cut; the key line whole (its end often holds the advice: PyTorch's PYTORCH_CUDA_ALLOC_CONF)
+        "evidence": [e.raw if e.key else e.raw[:MAX_EVIDENCE_CHARS] for e in f.evidence],
         "evidence_lines": [e.lineno for e in f.evidence],
-        "symptom_of": list(f.sig.symptom_of),
+        "symptom_of": report.symptom_of(f),
         "matched_on": f.matched_on,
         "health": health_json(f),
     }
+
+
+def unrecognized_json(u: Unrecognized) -> dict[str, object]:
+    return {"exception": u.exc_type, "message": u.message, "source": u.first.source, "line": u.first.line,
+            "count": u.count, "frame": u.frame, "rank": u.first.rank, "ranks": sorted(u.ranks), "lone": u.lone,
+            "symptom_of": [u.echo_of] if u.echo_of else []}
 
 
 def to_json(report: Report) -> dict[str, object]:
@@ -44,12 +51,7 @@ def to_json(report: Report) -> dict[str, object]:
         "schema": SCHEMA,
         "root_cause": root,
         "findings": findings,
-        "unrecognized": [
-            {"exception": u.exc_type, "message": u.message, "source": u.first.source, "line": u.first.line,
-             "count": u.count, "frame": u.frame, "rank": u.first.rank, "ranks": sorted(u.ranks),
-             "lone": u.lone}
-            for u in report.unrecognized
-        ],
+        "unrecognized": [unrecognized_json(u) for u in report.unrecognized],
         "facts": {name: fact.value for name, fact in sorted(report.facts.items())},
         "failed": report.failed,
         "job_status": {"reported": report.job_status, "masked": report.status_masked},

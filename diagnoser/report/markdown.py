@@ -1,10 +1,12 @@
-"""Render a report as Markdown (to paste into an issue or a chat)."""
+"""Render a report as Markdown (to paste into an issue or a chat): the same lead, the same last line as the
+terminal report."""
 
 from __future__ import annotations
 
 from ..i18n import msg
+from ..judge.findings import Finding
 from ..safe import md_block, md_cell, md_code, md_fence, md_text
-from .health import health_findings, health_rows, precursor_lines, sparkline, values_text
+from .health import health_rows, precursor_lines, sparkline, values_text
 from .model import Report, first_unrecognized
 from .nodes import nodes_markdown
 from .ranks import culprit_line, notes, rank_groups
@@ -13,62 +15,74 @@ from .words import (
     checkpoint_text,
     colon,
     echo_lines,
+    exception_title,
     job_text,
     label,
     masked_finding,
     seen_text,
     stop,
+    summary_line,
     timeline_rows,
     unrecognized_hint,
     where_text,
 )
 
 
-def render_markdown(report: Report) -> str:
+def _finding(report: Report, f: Finding, heading: str, lead: bool) -> list[str]:
+    lang = report.lang
+    out = [f"## {heading}{colon(lang)} {md_text(f.sig.title.get(lang))} ({md_code(f.sig.id)})", "",
+           f"- **{msg('where', lang)}{colon(lang)}** {md_text(where_text(f.first, lang))}",
+           f"- **{msg('seen', lang)}{colon(lang)}** {md_text(seen_text(f, lang))}"]
+    if f.health is not None:
+        out += [f"- **{msg('metric_label', lang)}{colon(lang)}** {md_code(f.health.series.key)}: "
+                f"{md_text(values_text(f.health, lang))}",
+                f"- **{msg('series_label', lang)}{colon(lang)}** {md_code(sparkline(f.health))}"]
+    out += ["", f"### {msg('evidence', lang)}", ""]
+    # the key line whole; context lines cut
+    out += md_fence([f"{'>' if e.key else ' '} {e.lineno:>6} | "
+                     + (e.raw if e.key else e.raw[:EVIDENCE_WIDTH] + ("…" if len(e.raw) > EVIDENCE_WIDTH else ""))
+                     for e in f.evidence])
+    out.append("")
+    if lead:
+        echoes = echo_lines(report) + precursor_lines(report)
+        out += [f"- {md_text(line)}" for line in echoes] + ([""] if echoes else [])
+    out += [f"### {msg('why', lang)}", "", md_block(report.why[f.sig.id]), "",
+            f"### {msg('remedy', lang)}", "", md_block(report.remedy[f.sig.id]), ""]
+    if f.sig.references:
+        out += [f"### {msg('references', lang)}", ""] + [f"- {md_text(r)}" for r in f.sig.references] + [""]
+    return out
+
+
+def render_markdown(report: Report, verbose: bool = False) -> str:
     lang = report.lang
     out: list[str] = ["# diagnose report", ""]
-    lead = culprit_line(report)
-    if lead:
-        out += [f"**{md_text(lead)}**", ""]
+    culprit = culprit_line(report)
+    if culprit:
+        out += [f"**{md_text(culprit)}**", ""]
     job = job_text(report)
     if job:
         out += [f"**{msg('job', lang)}{colon(lang)}** {md_text(job)}", ""]
-    rc = report.root_cause
-    shown = rc
-    if rc is None and report.only_symptoms:
-        shown = next(f for f in report.findings if f.sig.kind == "symptom")
+    lead = report.lead
+    shown = lead.finding
+    if lead.role == "symptom":
         out += [f"**{msg('no_root_cause', lang)}{stop(lang)}** {msg('only_symptoms', lang)}", ""]
-    elif rc is None and not report.failed and health_findings(report):
-        shown = health_findings(report)[0]
+    elif lead.role == "health":
         out += [f"**{msg('health_headline', lang)}{stop(lang)}**", ""]
-    elif rc is None:
+    elif lead.role == "empty":
+        out += [f"**{msg('nothing_read', lang)}{stop(lang)}** " + msg(
+            "nothing_read_detail", lang, sources=report.stats.sources, skipped=report.skipped), ""]
+    elif lead.role in ("none", "unrecognized"):
         out += [f"**{msg('no_failure', lang) if not report.failed else msg('no_root_cause', lang)}{stop(lang)}**", ""]
         first = first_unrecognized(report)
         if first is not None:
-            out += [f"## {label('first_error', lang)}{md_code(first.exc_type)}", "",
+            out += [f"## {label('first_error', lang)}{md_code(exception_title(first, lang))}", "",
                     f"- **{msg('where', lang)}{colon(lang)}** {md_text(where_text(first.first, lang))}",
                     *([f"- **{msg('frame', lang)}{colon(lang)}** {md_code(first.frame)}"] if first.frame else []),
                     "", *md_fence([f"{first.exc_type}: {first.message}"]), "",
                     md_block(unrecognized_hint(first, lang)), ""]
     if shown is not None:
-        heading = msg("root_cause", lang) if shown is rc else msg("health" if shown.health else "symptom", lang)
-        out += [f"## {heading}: {md_text(shown.sig.title.get(lang))} ({md_code(shown.sig.id)})", "",
-                f"- **{msg('where', lang)}{colon(lang)}** {md_text(where_text(shown.first, lang))}",
-                f"- **{msg('seen', lang)}{colon(lang)}** {md_text(seen_text(shown, lang))}"]
-        if shown.health is not None:
-            out += [f"- **{msg('metric_label', lang)}{colon(lang)}** {md_code(shown.health.series.key)}: "
-                    f"{md_text(values_text(shown.health, lang))}",
-                    f"- **{msg('series_label', lang)}{colon(lang)}** {md_code(sparkline(shown.health))}"]
-        out += ["", f"### {msg('evidence', lang)}", ""]
-        out += md_fence([f"{'>' if e.key else ' '} {e.lineno:>6} | {e.raw[:EVIDENCE_WIDTH]}" for e in shown.evidence])
-        out.append("")
-        if shown is rc:
-            lines = echo_lines(report) + precursor_lines(report)
-            out += [f"- {md_text(line)}" for line in lines] + ([""] if lines else [])
-        out += [f"### {msg('why', lang)}", "", md_block(report.why[shown.sig.id]), "",
-                f"### {msg('remedy', lang)}", "", md_block(report.remedy[shown.sig.id]), ""]
-        if shown.sig.references:
-            out += [f"### {msg('references', lang)}", ""] + [f"- {md_text(r)}" for r in shown.sig.references] + [""]
+        heading = {"cause": "root_cause", "symptom": "symptom", "exit": "failed_heading", "health": "health"}[lead.role]
+        out += _finding(report, shown, msg(heading, lang), lead.role == "cause")
     masked = masked_finding(report)
     if masked is not None and masked is not shown:
         out += [f"## {label('also', lang)}{md_text(masked.sig.title.get(lang))} ({md_code(masked.sig.id)})", "",
@@ -82,19 +96,23 @@ def render_markdown(report: Report) -> str:
                 for sig_id, metric, steps, values, line in rows]
         out.append("")
     others = [f for f in report.findings if f is not shown and f is not masked and f.health is None]
-    if others:
+    if others and verbose:
+        for f in others:
+            out += _finding(report, f, msg(f.sig.kind, lang), False)
+    elif others:
         out += [f"## {msg('other_findings', lang)}", "",
                 f"| {msg('kind', lang)} | {msg('id', lang)} | {msg('count', lang)} | {msg('first_seen', lang)} |",
                 "|---|---|---:|---|"]
         out += [f"| {msg(f.sig.kind, lang)} | {md_code(f.sig.id)} | {f.count} | {md_cell(where_text(f.first, lang))} |"
                 for f in others]
         out.append("")
-    if report.unrecognized:
+    listed = [u for u in report.unrecognized if u.echo_of is None]
+    if listed:
         out += [f"## {msg('unrecognized', lang)}", "",
                 f"| {msg('exception', lang)} | {msg('message', lang)} | {msg('count', lang)} | "
                 f"{msg('first_seen', lang)} |", "|---|---|---:|---|"]
-        for u in report.unrecognized[:20]:
-            out.append(f"| {md_code(u.exc_type)} | {md_cell(u.message[:160])} | {u.count} | "
+        for u in listed[:20]:
+            out.append(f"| {md_code(exception_title(u, lang))} | {md_cell(u.message[:160])} | {u.count} | "
                        f"{md_cell(where_text(u.first, lang))} |")
         out.append("")
     if report.stats.unlisted:
@@ -126,4 +144,5 @@ def render_markdown(report: Report) -> str:
     s = report.stats
     out.append("_" + msg("stats", lang, lines=s.lines, mb=f"{s.bytes / 1e6:.1f}", sources=s.sources,
                          seconds=f"{s.seconds:.2f}") + "_")
+    out += ["", f"**{md_text(summary_line(report))}**"]
     return "\n".join(out) + "\n"

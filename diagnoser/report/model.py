@@ -8,6 +8,7 @@ from ..i18n import msg
 from ..judge.collector import Collector
 from ..judge.findings import Fact, Finding, Location, Unrecognized, earlier
 from ..judge.forensics import Forensics, judge_forensics, set_aside
+from ..judge.lead import Lead, choose_lead, fold_echoes
 from ..judge.rank import compact_ranks, rank_findings, root_cause
 from ..judge.remedy import fill, render_remedy
 from ..judge.story import Story, build_story
@@ -44,6 +45,20 @@ class Report:
     story: Story | None = None
     nodes: list[NodeState] | None = None  # the Ray nodes read (diagnose --ray); None for local files
     forensics: Forensics | None = None  # the per-rank table and the culprit (judge/forensics.py)
+    lead: Lead = field(default_factory=lambda: Lead("none"))
+    skipped: int = 0  # sources left out: binary content, or they could not be opened
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to diagnose: no line was read (an empty file or folder, /dev/null, only binary files)."""
+        return self.stats.lines == 0 and not self.failed
+
+    def symptom_of(self, f: Finding) -> list[str]:
+        """What this symptom echoes in this log: the root cause, when one was found."""
+        rc = self.root_cause
+        if rc is None or f.sig.kind != "symptom":
+            return []
+        return [rc.sig.id]
 
     @property
     def status_masked(self) -> bool:
@@ -57,13 +72,13 @@ class Report:
 
     @property
     def only_symptoms(self) -> bool:
-        """No root cause, and an echo to show instead: a cascade, or (when no unrecognised error is there to show)
-        a confirmation or teardown finding."""
-        if self.root_cause is not None:
-            return False
-        if any(f.sig.role == "cascade" for f in self.findings):
-            return True
-        return not self.unrecognized and any(f.sig.kind == "symptom" for f in self.findings)
+        """No root cause, and an echo (a symptom) leads the report instead (judge/lead.py)."""
+        return self.lead.role == "symptom"
+
+    @property
+    def shown(self) -> Finding | None:
+        """The finding the report leads with (the root cause, or the symptom or exit status that stands in)."""
+        return self.lead.finding
 
 
 def values_for(finding: Finding, facts: dict[str, Fact]) -> dict[str, str]:
@@ -127,13 +142,17 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
         found[MASKED_ID].captures.setdefault("job_status", job_status)
     ranked = rank_findings(found.values())
     stats = Stats(collector.sources, collector.lines, collector.bytes, round(seconds, 3), collector.unlisted)
-    report = Report(lang, ranked, root_cause(ranked), unrecognized, dict(collector.facts), stats,
-                    job_status=job_status)
+    root = root_cause(ranked)
+    fold_echoes(unrecognized, root)
+    report = Report(lang, ranked, root, unrecognized, dict(collector.facts), stats,
+                    job_status=job_status, skipped=collector.skipped_binary + len(collector.unreadable))
+    report.lead = choose_lead(ranked, root, unrecognized, report.failed, report.empty)
     for f in ranked:
         values = values_for(f, collector.facts)
         report.why[f.sig.id] = fill(f.sig.why.get(lang), values)
         report.remedy[f.sig.id] = render_remedy(f.sig.remedy, values, lang)
-    report.story = build_story(collector, ranked, report.root_cause, report.failed, lang)
+    report.story = build_story(collector, ranked, report.root_cause, report.failed, lang, unrecognized,
+                               report.empty)
     report.forensics = forensics
     if forensics.restarts is not None and forensics.restarts.verdict == "stop" and report.failed:
         report.story.verdict = "stop"
@@ -142,8 +161,11 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
 
 
 def first_unrecognized(report: Report) -> Unrecognized | None:
+    """The unrecognised error the report leads with, or else the earliest one that is not an echo."""
+    if report.lead.unrecognized is not None:
+        return report.lead.unrecognized
     best: Unrecognized | None = None
     for u in report.unrecognized:
-        if best is None or earlier(u.first, best.first):
+        if u.echo_of is None and (best is None or earlier(u.first, best.first)):
             best = u
     return best

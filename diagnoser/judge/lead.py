@@ -1,0 +1,85 @@
+"""What leads the report, and what is only an echo of it.
+
+The lead is the root cause; without one, a cascade (unless an unrecognised error came first: an echo never leads when
+the error it echoes was read before it or from the same lines, the NCCL watchdog's `terminated with exception:` /
+`what():` text), the first unrecognised error, or a confirmation; without any, the command's own exit status. An
+unrecognised error on the root cause's rank (or process) after it, or a launcher's report that a worker failed, is
+the root cause seen again: it is folded into it, not listed as a second unknown error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .findings import Finding, Unrecognized, earlier
+
+COMMAND_ID = "command-failed"  # the command's (or scheduler's) non-zero exit status: leads only when nothing else does
+# Exceptions that only report that a worker failed elsewhere: launchers and actor runtimes re-raise them
+WRAPPERS = ("ChildFailedError", "RayTaskError", "ActorDiedError", "RayActorError", "RaySystemError",
+            "ActorUnavailableError", "WorkerCrashedError")
+ECHO_REACH = 200  # lines after the root cause within which an error of the same process is its echo
+
+
+@dataclass(slots=True)
+class Lead:
+    role: str  # cause | symptom | unrecognized | exit | health | none | empty
+    finding: Finding | None = None
+    unrecognized: Unrecognized | None = None
+
+
+def echoes_root(u: Unrecognized, root: Finding) -> bool:
+    """The unrecognised error is the root cause seen again: a launcher's or actor runtime's report that a worker
+    failed, or an error after the root cause on its rank (ranks unknown: in its process, shortly after)."""
+    if u.exc_type.rsplit(".", 1)[-1].split("(", 1)[0] in WRAPPERS:
+        return True
+    if earlier(u.first, root.first):
+        return False
+    if u.first.rank is not None:
+        return u.first.rank in root.ranks or u.first.rank == root.first.rank
+    where = root.first
+    return (u.first.source == where.source and u.first.pid == where.pid and u.first.actor == where.actor
+            and 0 <= u.first.line - where.line <= ECHO_REACH)
+
+
+def fold_echoes(unrecognized: list[Unrecognized], root: Finding | None) -> None:
+    if root is None:
+        return
+    for u in unrecognized:
+        if echoes_root(u, root):
+            u.echo_of = root.sig.id
+
+
+def _within(u: Unrecognized, f: Finding) -> bool:
+    """The unrecognised error was read from the symptom's own lines (its evidence, in the same source)."""
+    if u.first.source != f.first.source or not f.evidence:
+        return False
+    lines = [e.lineno for e in f.evidence]
+    return min(lines) <= u.first.line <= max(lines)
+
+
+def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[Unrecognized],
+                failed: bool, empty: bool) -> Lead:
+    """The root cause; else a cascade (unless an unrecognised error came before it or was read from its own lines);
+    else the first unrecognised error; else a confirmation or teardown finding; else the command's exit status."""
+    if root is not None:
+        return Lead("cause", root)
+    symptoms = [f for f in ranked if f.sig.kind == "symptom" and f.sig.id != COMMAND_ID]
+    first: Unrecognized | None = None
+    for u in unrecognized:
+        if u.echo_of is None and (first is None or earlier(u.first, first.first)):
+            first = u
+    cascade = next((f for f in symptoms if f.sig.role == "cascade"), None)
+    if cascade is not None and not (first is not None and (earlier(first.first, cascade.first)
+                                                          or _within(first, cascade))):
+        return Lead("symptom", cascade)
+    if first is not None:
+        return Lead("unrecognized", unrecognized=first)
+    if symptoms:
+        return Lead("symptom", symptoms[0])
+    command = next((f for f in ranked if f.sig.id == COMMAND_ID), None)
+    if command is not None:
+        return Lead("exit", command)
+    health = next((f for f in ranked if f.health is not None), None)
+    if health is not None and not failed:  # no failure, but the training metrics went bad (a health rule tripped)
+        return Lead("health", health)
+    return Lead("empty" if empty and not failed else "none")
