@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when a caller chose otherwise
         signal.signal(signal.SIGINT, _on_sigint)
+    from .read import startmarks  # the standard library only: where each followed file ends now, before the imports
+
+    startmarks.take_at_start(args)
     try:
         from .cli import main as cli_main
 

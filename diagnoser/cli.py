@@ -39,7 +39,7 @@ from .console import (
     ray_target,
     use_color,
 )
-from .errors import STOP_SIGNALS, DiagnoserError, InputError, Terminated, UsageError, on_stop_signal
+from .errors import STOP_SIGNALS, DiagnoserError, Terminated, UsageError, on_stop_signal
 from .i18n import Msg, localized, msg
 from .modes.batch import default_jobs, diagnose
 from .modes.examples import load_checked
@@ -48,6 +48,8 @@ from .modes.ray import RayTarget, diagnose_cluster
 from .modes.ray_follow import follow_cluster
 from .modes.run import run_command
 from .output import EXIT_OUTPUT, Output, encodable, stderr_or_null
+from .read.startmarks import take as take_marks
+from .read.startmarks import taken as taken_marks
 from .report.catalog import list_json, render_list
 from .report.nodes import NodeState
 from .teach import check_app, learn_app
@@ -162,9 +164,12 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
     warn = Warner(language)
     if not paths and ray is None:
         raise UsageError(Msg("err_follow_paths"))
+    start = taken_marks()
+    if start is None:  # not started by the console script (a test calling main()): the marks are taken now
+        start = take_marks([str(p) for p in paths])
     for p in paths:
         if not p.exists():
-            raise InputError(Msg("err_no_such_path", path=p))
+            warn(Msg("warn_follow_waiting", path=p))  # as tail -F: read from its start once it appears
     db = load_checked(signatures or [])
     session = live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout,
                            status=sys.stderr)
@@ -174,7 +179,7 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[Path] | None, lang:
         if ray is not None:
             follow_cluster(ray, paths, session, from_start, warn, nodes)
         else:
-            follow(paths, session, from_start, warn)
+            follow(paths, session, from_start, warn, start=start)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except Terminated as exc:

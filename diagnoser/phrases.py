@@ -4,6 +4,8 @@ English and Chinese; `i18n.msg` looks them up with the rest of the report's word
 from __future__ import annotations
 
 PHRASES: dict[str, dict[str, str]] = {
+    "warn_follow_waiting": {"en": "{path}: does not exist yet; waiting for it (as tail -F does)",
+                            "zh": "{path}：尚不存在；等待它出现（与 tail -F 相同）"},
     "on_rank": {"en": "on rank {rank}", "zh": "rank：{rank}"},
     "echo_line": {"en": "→ {ranks}{title} ({count}×){delay}",
                   "zh": "→ {ranks}{title}（{count} 次）{delay}"},

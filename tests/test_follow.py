@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from diagnoser.__main__ import main as diagnoser_main
 from diagnoser.read import follow as follow_mod
+from diagnoser.read import startmarks
 from diagnoser.read.follow import Follower
 from diagnoser.read.sources import MAX_LINE
 
@@ -203,3 +205,54 @@ def test_a_deleted_file_is_released_once_drained(tmp_path: Path, monkeypatch: py
     again.write_text("back again\n")
     assert lines(f) == [("worker7.log", 1, "back again")]
     f.close()
+
+
+OOM = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
+       "of 79.15 GiB of which 1.00 GiB is free.\n")
+
+
+def test_lines_written_while_it_starts_are_read(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("old 1\n")
+    start = startmarks.take([str(tmp_path)])  # when the command started
+    append(log, "written while diagnose started\n")
+    (tmp_path / "rank1.log").write_text("a new file\n")
+    f = Follower([tmp_path], from_start=False, warn=print, start=start)
+    assert sorted(lines(f)) == [("rank1.log", 1, "a new file"), ("train.log", 2, "written while diagnose started")]
+    assert lines(Follower([log], from_start=False, warn=print)) == []  # without the marks: from the end, as before
+
+
+def test_follow_loses_nothing_written_while_it_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The console script's own entry, no --from-start: the OOM line is written just after the command started,
+    while it still imports and loads its signatures; it is read (before, --follow began at the file's end then and
+    reported a hang instead)."""
+    log = tmp_path / "rank3.log"
+    log.write_text("step:1 - actor/pg_loss:0.1\n")
+    take_at_start = startmarks.take_at_start
+
+    def started(args: list[str]) -> None:
+        take_at_start(args)
+        append(log, OOM)  # the job writes on while diagnose starts up
+
+    monkeypatch.setattr(startmarks, "take_at_start", started)
+    code = diagnoser_main(["--follow", str(log), "--exit-on", "cause", "--hang-after", "5s", "--format", "jsonl"])
+    out = capsys.readouterr().out
+    assert code == 1 and '"cuda-oom"' in out and '"job-hang"' not in out
+
+
+def test_follow_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path) -> None:
+    log = tmp_path / "rank3.log"
+    proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "--follow", str(log), "--exit-on", "cause"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stderr is not None
+    deadline, said = time.time() + 120, ""
+    while time.time() < deadline and "waiting for it" not in said:
+        said = proc.stderr.readline()  # diagnose says it waits, then the file appears
+    log.write_text("step:1 - actor/pg_loss:0.1\n" + OOM)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert "does not exist yet; waiting for it (as tail -F does)" in said
+    assert proc.returncode == 1 and "cuda-oom" in out, err

@@ -25,6 +25,7 @@ from ..match.events import Event, HitEvent, MetricEvent, UnrecognizedEvent
 from ..match.observe import PROGRESS
 from ..match.scanner import RECENT, SourceScanner
 from ..read.follow import Follower
+from ..read.startmarks import Marks
 from ..report.contract import finding_json
 from ..report.health import sparkline, values_text
 from ..report.model import Report, Stats, values_for
@@ -279,9 +280,10 @@ def _no_stats() -> Stats:
 
 
 def follow(paths: list[Path], session: LiveSession, from_start: bool, warn: Callable[[str], None],
-           poll: float = 0.25) -> None:
-    """Follow until interrupted (KeyboardInterrupt) or told to stop (StopLive)."""
-    follower = Follower(paths, from_start, warn)
+           poll: float = 0.25, start: Marks | None = None) -> None:
+    """Follow until interrupted (KeyboardInterrupt) or told to stop (StopLive); `start`: where each file ended when
+    the command started (read from there, so nothing written while it started is lost)."""
+    follower = Follower(paths, from_start, warn, start=start)
     try:
         while True:
             got = False

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..i18n import Msg
 from ..safe import shown_path
 from .sources import MAX_LINE, line_text, lines_before
+from .startmarks import Marks
 from .walk import describe, expand
 
 READ_SIZE = 1 << 20
@@ -71,8 +72,9 @@ class Follower:
     """Polls the followed paths; `poll()` returns the complete new lines as (tail, lineno, text)."""
 
     def __init__(self, paths: list[Path], from_start: bool, warn: Callable[[str], None],
-                 rescan_every: float = 1.0) -> None:
+                 rescan_every: float = 1.0, start: Marks | None = None) -> None:
         self.roots = paths
+        self.start = start  # where each file ended when the command started (read/startmarks.py)
         self.warn = warn
         self.tails: dict[Path, Tail] = {}
         self.rescan_every = rescan_every
@@ -116,10 +118,20 @@ class Follower:
         if from_start:
             fh.seek(0)
         else:
-            tail.pos = st.st_size
-            tail.lineno = lines_before(path, st.st_size)
+            tail.pos = self._start_at(path, st)
+            tail.lineno = lines_before(path, tail.pos)
             fh.seek(tail.pos)
         self.tails[path] = tail
+
+    def _start_at(self, path: Path, st: os.stat_result) -> int:
+        """Where a file is first read from: its end; with the marks taken when the command started, where it ended
+        then (a file that was not there then, or was replaced or truncated since, is all new)."""
+        if self.start is None:
+            return st.st_size
+        mark = self.start.get(os.path.abspath(path))
+        if mark is None or (mark[0], mark[1]) != _ident(st) or mark[2] > st.st_size:
+            return 0
+        return mark[2]
 
     def _held(self) -> set[tuple[int, int]]:
         """The files (device, inode) read through an open handle, whatever their name now."""
