@@ -264,8 +264,9 @@ def _tell(err: TextIO, line: str) -> None:
 
 
 def _main(args: list[str], lang: str) -> int:
+    sub = args[0] if args else ""
     subcommands = {"run": run_app, "learn": learn_app, "check-signatures": check_app, "bundle": bundle_app}
-    target = subcommands.get(args[0] if args else "", app)
+    target = subcommands.get(sub, app)
     if target is not app:
         args = args[1:]
     command = typer.main.get_command(target)
@@ -276,7 +277,8 @@ def _main(args: list[str], lang: str) -> int:
     # stop the workers (engine.py) and exit 128 + N; `diagnose run` forwards them to the command instead
     previous = {sig: signal.signal(sig, on_stop_signal) for sig in STOP_SIGNALS}
     try:
-        result = command.main(args=args, prog_name="diagnose", standalone_mode=False)
+        name = "diagnose" if target is app else f"diagnose {sub}"  # `diagnose learn --help` says its own name
+        result = command.main(args=args, prog_name=name, standalone_mode=False)
     except _CLICK.UsageError as exc:
         print(msg("error_prefix", lang) + usage_message(exc, lang) + msg("see_help", lang), file=sys.stderr)
         return EXIT_USAGE

@@ -130,8 +130,12 @@ PHRASES: dict[str, dict[str, str]] = {
     "err_run_command": {"en": "diagnose run needs a command: diagnose run [OPTIONS] -- COMMAND [ARGS]...",
                         "zh": "diagnose run 需要一条命令：diagnose run [选项] -- 命令 [参数]..."},
     "err_extra_args": {"en": "unexpected argument {value!r}", "zh": "多余的参数 {value!r}"},
-    "usage_main": {"en": "Usage: diagnose [OPTIONS] [LOG|DIR]...\n       diagnose run [OPTIONS] -- COMMAND [ARGS]...",
-                   "zh": "用法：diagnose [选项] [日志|文件夹]...\n      diagnose run [选项] -- 命令 [参数]..."},
+    "usage_main": {"en": "Usage: diagnose [OPTIONS] [LOG|DIR]...\n       diagnose run [OPTIONS] -- COMMAND [ARGS]...\n"
+                         "       diagnose learn LOG --to DIR\n       diagnose check-signatures DIR\n"
+                         "       diagnose bundle DIR... -o job-report.tar.gz",
+                   "zh": "用法：diagnose [选项] [日志|文件夹]...\n      diagnose run [选项] -- 命令 [参数]...\n"
+                         "      diagnose learn 日志 --to 文件夹\n      diagnose check-signatures 文件夹\n"
+                         "      diagnose bundle 文件夹... -o job-report.tar.gz"},
     "usage_run": {"en": "Usage: diagnose run [OPTIONS] -- COMMAND [ARGS]...",
                   "zh": "用法：diagnose run [选项] -- 命令 [参数]..."},
     "about_main": {

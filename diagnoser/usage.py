@@ -47,7 +47,7 @@ def _option_row(param: Any, lang: str) -> tuple[str, str] | None:
     if getattr(param, "hidden", False) or param.param_type_name != "option":
         return None
     names = ", ".join(sorted([*param.opts, *param.secondary_opts], key=lambda o: o.startswith("--")))
-    metavar = METAVARS.get(param.name, "") if not param.is_flag else ""
+    metavar = METAVARS.get(param.name, getattr(param, "metavar", None) or "") if not param.is_flag else ""
     key = f"help_{param.name}"
     try:
         text = msg(key, lang)

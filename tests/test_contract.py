@@ -117,3 +117,10 @@ def test_shell_completion_completes_options() -> None:
     proc = subprocess.run([sys.executable, "-c", "import sys; from diagnoser.cli import main; sys.exit(main())"],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
     assert proc.returncode == 0 and proc.stdout.split() == ["--format", "--follow"], proc.stderr
+
+
+def test_help_shows_each_value_and_each_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(["--help"], capsys)
+    assert code == 0 and "--ray ADDRESS" in out and "--ray-timeout SECONDS" in out and "--jobs N" in out
+    assert "diagnose learn LOG --to DIR" in out and "diagnose check-signatures DIR" in out
+    assert "<list" not in out and "{command}" not in out and "[paths]" not in out
