@@ -1,8 +1,8 @@
 """The `diagnose` command: options → pipeline → renderer; the only place errors become exit codes.
 
-Exit status: 0 no failure found, 1 a failure found, 2 usage / input / signature-database error,
-74 the report could not be written whole (stdout closed, disk full), 130 interrupted, 128 + N stopped by signal N
-(143 SIGTERM, 129 SIGHUP, 131 SIGQUIT, 138 SIGUSR1).
+Exit status: 0 no failure found, 1 a failure found, 2 usage / input / signature-database error, 3 nothing to
+diagnose (no line read), 74 the report could not be written whole (stdout closed, disk full), 130 interrupted,
+128 + N stopped by signal N (143 SIGTERM, 129 SIGHUP, 131 SIGQUIT, 138 SIGUSR1).
 """
 
 from __future__ import annotations
@@ -69,9 +69,7 @@ def _click_exceptions() -> Any:
 
 
 _CLICK = _click_exceptions()
-_ABORTS: tuple[type[BaseException], ...] = tuple(
-    {getattr(_CLICK, "Abort", typer.Abort), typer.Abort}
-)
+_ABORTS: tuple[type[BaseException], ...] = tuple({getattr(_CLICK, "Abort", typer.Abort), typer.Abort})
 
 
 FOLLOW_HANG_DEFAULT = "10m"
