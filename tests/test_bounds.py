@@ -23,6 +23,7 @@ from diagnoser.report.text import render_text
 from diagnoser.safe import to_int
 
 from .conftest import SAMPLES
+from .test_hardening import GOOD  # a valid user signature file
 
 ENV = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
 DIAGNOSE = [sys.executable, "-m", "diagnoser"]
@@ -69,17 +70,6 @@ def test_to_int_parses_only_what_fits() -> None:
     assert to_int("١٢") is None and to_int("") is None and to_int(None) is None and to_int("-1") is None
 
 
-GOOD = """id: my-sig
-title: {en: My error, zh: 我的错误}
-kind: cause
-severity: error
-match:
-  any: ['MyFrameworkError: (?P<what>.+)']
-why: {en: because, zh: 因为}
-remedy: {en: fix it, zh: 修复}
-references: [https://example.com]
-examples: {match: ['MyFrameworkError: x'], no_match: ['fine']}
-"""
 # 9 levels of 9 aliases each: a few hundred bytes that stand for 9^9 strings
 BOMB = GOOD.replace("references: [https://example.com]\n", "references: &r0 [https://example.com, https://e.org]\n"
                     + "".join(f"falsepositives{i}: &r{i} [{', '.join(['*r' + str(i - 1)] * 9)}]\n"
