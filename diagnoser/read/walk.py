@@ -8,7 +8,7 @@ prefixes say otherwise.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
 
 from ..errors import InputError
@@ -18,6 +18,7 @@ from .layout import KERNEL_NAMES, PathIdentity, identify, sibling_identities
 from .sources import GZIP_MAGIC, Source, is_utf16
 
 SNIFF_BYTES = 8192
+MAX_SKIPPED = 1 << 16  # non-log paths --follow remembers, not to sniff them at every listing
 LOG_SUFFIXES = {".log", ".out", ".err", ".txt", ".stdout", ".stderr", ".gz", ".trace"}
 NOT_LOGS = {
     ".py", ".pyc", ".so", ".o", ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".md", ".rst", ".html",
@@ -70,10 +71,10 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
         unreadable.append(f"{shown_path(exc.filename or folder)} ({exc.strerror or exc})")
 
     for dirpath, dirnames, filenames in os.walk(folder, onerror=cannot_list):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        dirnames[:] = sorted(d for d in dirnames if _walked(d))
         for fname in sorted(filenames):
             path = Path(dirpath) / fname
-            if fname.startswith(".") or fname.endswith(".expected.yaml") or not path.is_file():
+            if not _candidate(path):
                 continue
             ident = identify(path, folder)
             if ident.kind == "log" and (is_log_name(path) is False or _sniff_binary(path)):
@@ -88,6 +89,39 @@ def expand(folder: Path, warn: Callable[[str], None]) -> list[Source]:
     if unreadable:
         sample = ", ".join(unreadable[:3]) + (", …" if len(unreadable) > 3 else "")
         warn(Msg("warn_unreadable_dirs", n=len(unreadable), sample=sample))
+    return found
+
+
+def _walked(dirname: str) -> bool:
+    return not dirname.startswith(".") and dirname != "__pycache__"
+
+
+def _candidate(path: Path) -> bool:
+    name = path.name
+    return not name.startswith(".") and not name.endswith(".expected.yaml") and path.is_file()
+
+
+def follow_walk(folder: Path, known: Container[Path], skipped: set[Path],
+                cannot_list: Callable[[str, str], None]) -> list[Path]:
+    """The log files below `folder` for `--follow`'s listing, again and again: the same rules as `expand`, but a
+    path `known` (followed already) or `skipped` (not a log, said once) is not looked at again."""
+    found: list[Path] = []
+
+    def unlisted(exc: OSError) -> None:
+        cannot_list(shown_path(exc.filename or folder), str(exc.strerror or exc))
+
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=unlisted):
+        dirnames[:] = sorted(d for d in dirnames if _walked(d))
+        for fname in sorted(filenames):
+            path = Path(dirpath) / fname
+            if path in known:
+                found.append(path)
+            elif path not in skipped and _candidate(path):
+                if identify(path, folder).kind == "log" and (is_log_name(path) is False or _sniff_binary(path)):
+                    if len(skipped) < MAX_SKIPPED:
+                        skipped.add(path)
+                    continue
+                found.append(path)
     return found
 
 
