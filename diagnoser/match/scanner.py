@@ -136,7 +136,7 @@ class SourceScanner(HitDecider):
         if self.pending:
             self._advance_pending(line)
         text = line.text
-        marks = probe(text) if text else []
+        marks = probe(text, self.found) if text else []
         for mark in marks:
             self.emit(MarkEvent(mark, line))
         if text and line.lineno <= HEAD_LINES and any(lit in text for lit in RANK_SELF_LITERALS):
@@ -196,9 +196,11 @@ class SourceScanner(HitDecider):
         """The last lines of the source, lent by the fast search after its end (it fed only some of them):
         each writer's last line and step are read from them (read/activity.py)."""
         normalizer = copy.copy(self.normalizer)
+        line_literals = self.db.search.line_literals
         for lineno, raw in lines:
+            found = line_literals(raw)
             for line in normalizer.lines(lineno, raw):
-                self.activity.feed(line, probe(line.text) if line.text else [])
+                self.activity.feed(line, probe(line.text, found) if line.text else [])
 
     def flush(self) -> None:
         """The input went quiet (live mode): close open tracebacks, decide the hits that wait on lines."""

@@ -8,6 +8,7 @@ named values, read from the cleaned line. Every text here is printed by the soft
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -127,37 +128,46 @@ class Mark:
 
 
 MARK_LITERALS: tuple[str, ...] = tuple(sorted({lit for _k, lits, _rx in PROBES for lit in lits}))
+# literal -> the probes (by position in PROBES) one of whose literals it is
+_BY_LITERAL: dict[str, tuple[int, ...]] = {
+    lit: tuple(i for i, (_k, lits, _rx) in enumerate(PROBES) if lit in lits) for lit in MARK_LITERALS}
 # every line a reader needs the fast search to feed it: tracebacks, lone errors, the marks of cross-rank
 # forensics, py-spy's thread headers
 READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + MARK_LITERALS + THREAD_LITERALS
 
 
 @cache
-def _compiled() -> tuple[regex.Pattern[str], tuple[tuple[str, tuple[str, ...], regex.Pattern[str]], ...],
+def _compiled() -> tuple[tuple[tuple[str, regex.Pattern[str]], ...],
                          regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
     """Compiled on first use (start-up stays quick for --help, --list, --version)."""
-    any_literal = regex.compile("|".join(regex.escape(lit) for lit in MARK_LITERALS))
-    probes = tuple((kind, lits, regex.compile(rx)) for kind, lits, rx in PROBES)
-    return any_literal, probes, regex.compile(STEP), regex.compile(RANK_SELF), regex.compile(PID_SELF)
+    probes = tuple((kind, regex.compile(rx)) for kind, _lits, rx in PROBES)
+    return probes, regex.compile(STEP), regex.compile(RANK_SELF), regex.compile(PID_SELF)
 
 
-def probe(text: str) -> list[Mark]:
-    """The marks a cleaned line holds (most lines hold none: one literal search decides)."""
-    any_literal, probes, _step, _rank, _pid = _compiled()
-    if any_literal.search(text) is None:
+def probe(text: str, found: Iterable[str] | None = None) -> list[Mark]:
+    """The marks a cleaned line holds. `found`: the literals its physical line holds as read (the literal
+    search found them, match/scanner.py; None: every literal of a probe); a probe runs when one of its
+    literals is in `found` and in `text` (most lines hold none, and nothing is searched)."""
+    which: set[int] | None = None
+    for lit in MARK_LITERALS if found is None else found:
+        idx = _BY_LITERAL.get(lit)
+        if idx is not None and lit in text:
+            which = set(idx) if which is None else which.union(idx)
+    if which is None:
         return []
+    probes = _compiled()[0]
     out: list[Mark] = []
-    for kind, lits, rx in probes:
-        if any(lit in text for lit in lits):
-            m = rx.search(text)
-            if m is not None:
-                out.append(Mark(kind, {k: v for k, v in m.groupdict().items() if v is not None}))
+    for i in sorted(which):
+        kind, rx = probes[i]
+        m = rx.search(text)
+        if m is not None:
+            out.append(Mark(kind, {k: v for k, v in m.groupdict().items() if v is not None}))
     return out
 
 
 def self_rank(text: str) -> Mark | None:
     """The rank a process says it is (and its pid, when the same line gives it)."""
-    _any, _probes, _step, rank_self, pid_self = _compiled()
+    _probes, _step, rank_self, pid_self = _compiled()
     m = rank_self.search(text)
     if m is None:
         return None
@@ -172,7 +182,7 @@ def self_rank(text: str) -> Mark | None:
 
 
 def step_of(text: str) -> int | None:
-    m = _compiled()[2].search(text)
+    m = _compiled()[1].search(text)
     return int(m.group("step")) if m is not None else None
 
 
