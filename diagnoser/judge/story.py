@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..i18n import msg
-from ..match.observe import FRAMEWORK_MARKERS
+from ..match.observe import framework_of
 from ..read.layout import identify
 from ..safe import to_int
 from .collector import Collector
@@ -80,7 +80,7 @@ def _job(collector: Collector, findings: list[Finding]) -> dict[str, object]:
     """The job's shape: what the lines named (ranks and hosts seen) beside what the config said (world size,
     nnodes, parallel sizes); only what the logs told."""
     facts = {name: f.value for name, f in collector.facts.items()}
-    framework = next((fw for fw, _ in FRAMEWORK_MARKERS if f"fw_{fw.replace('-', '_')}" in facts), None)
+    framework = framework_of(facts)
     ranks: set[int] = set(collector.ranks_seen)
     for name, ident in collector.forensics.idents.items():  # the rank files read (rank3.log: rank 3)
         rank = ident.rank if ident.rank is not None or name.startswith("<") else identify(Path(name)).rank

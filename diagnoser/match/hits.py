@@ -13,6 +13,7 @@ from ..read.traceback import TracebackRecord
 from .database import CompiledSignature, Database, Rule
 from .events import DeferredHitEvent, Event, EvidenceLine, HitEvent
 from .matcher import Matcher
+from .phase import phase_of, wants_phase
 
 CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 2
@@ -187,6 +188,10 @@ class HitDecider:
         book = self.books.get(p.tb.tb_id) if p.tb is not None else None
         if accepted and book is not None and cs.sig.id in book.sigs:
             accepted = False  # this traceback already gave an accepted hit for the signature
+        if accepted and "phase" not in p.captures and wants_phase(cs.sig):
+            phase = phase_of(_upto(tb_lines, p.line))  # the frames that led to the hit line say when it happened
+            if phase is not None:
+                p.captures["phase"] = phase
         if accepted and rule.whole_file:
             keys = self.cond_keys
             hit = HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p))
@@ -223,6 +228,14 @@ class HitDecider:
         out.append(EvidenceLine(p.line.lineno, p.line.raw, True))
         out.extend(EvidenceLine(x.lineno, x.raw, False) for x in after)
         return tuple(out)
+
+
+def _upto(lines: list[LogLine], line: LogLine) -> list[LogLine]:
+    """A traceback's lines up to and with `line` (all of them when it is not one of them)."""
+    for i, x in enumerate(lines):
+        if x is line:
+            return lines[:i + 1]
+    return lines
 
 
 def _leaves_unexplained(cs: CompiledSignature, p: Pending) -> bool:

@@ -7,6 +7,7 @@ checkpoint keeps the last one saved, so the report can say what a restart loses.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # A config value in any of the shapes these frameworks print it:
@@ -31,12 +32,22 @@ FRAMEWORK_MARKERS: tuple[tuple[str, str], ...] = (
     # (framework, a literal its logs print); the first listed that appears names the job's framework
     ("chatlearn", r"(?P<fw_chatlearn>ChatLearn|chatlearn_log|chatlearn/entrypoint\.py)"),
     ("roll", r"(?P<fw_roll>rlvr_pipeline\.py|agentic_pipeline\.py|roll\.pipeline|roll/pipeline|\[DRIVER \d+ / \d+\])"),
-    ("verl", r"(?P<fw_verl>verl\.trainer|verl/trainer|\(TaskRunner pid=|\(WorkerDict pid=)"),
+    ("verl", r"(?P<fw_verl>verl\.trainer|verl/trainer|verl/workers/|\(TaskRunner pid=|\(WorkerDict pid=)"),
     ("openrlhf", r"(?P<fw_openrlhf>openrlhf\.cli|openrlhf/|OpenRLHF)"),
+    # ms-swift before TRL: its GRPO runs on TRL's trainer, so its tracebacks show trl/trainer/ frames too
+    ("ms-swift", r"(?P<fw_ms_swift>\[INFO:swift\]|swift/(?:cli|llm|trainers|rlhf_trainers|megatron)/)"),
+    ("trl", r"(?P<fw_trl>trl/trainer/|trl\.trainer|trl/scripts/)"),
     ("pai-megatron-patch", r"(?P<fw_pai_megatron_patch>megatron_patch|Pai-Megatron-Patch)"),
     ("megatron", r"(?P<fw_megatron>-{10,} arguments -{10,}|megatron\.training|megatron/training)"),
     ("deepspeed", r"(?P<fw_deepspeed>deepspeed\.launcher|DeepSpeed info: version|\[deepspeed\])"),
 )
+
+
+
+def framework_of(facts: Mapping[str, object]) -> str | None:
+    """The job's framework: the first of FRAMEWORK_MARKERS whose marker the input printed."""
+    return next((fw for fw, _ in FRAMEWORK_MARKERS if f"fw_{fw.replace('-', '_')}" in facts), None)
+
 
 JOB: tuple[Observation, ...] = (
     *(Observation(f"fw_{fw.replace('-', '_')}", pattern) for fw, pattern in FRAMEWORK_MARKERS),

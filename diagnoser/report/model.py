@@ -13,6 +13,7 @@ from ..judge.rank import compact_ranks, rank_findings, root_cause
 from ..judge.remedy import fill, render_remedy
 from ..judge.story import Story, build_story
 from ..match.events import EvidenceLine
+from ..match.observe import framework_of
 from .nodes import NodeState
 
 SCHEMA = 1
@@ -84,6 +85,9 @@ class Report:
 def values_for(finding: Finding, facts: dict[str, Fact]) -> dict[str, str]:
     """What a remedy template may quote: facts from anywhere in the input, then this finding's own."""
     values = {name: fact.value for name, fact in facts.items()}
+    framework = framework_of(facts)  # a remedy variant may be for one framework's settings
+    if framework:
+        values["framework"] = framework
     first = finding.first
     values.update({"source": first.source, "line": str(first.line), "count": str(finding.count)})
     if first.rank is not None:
