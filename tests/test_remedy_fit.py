@@ -149,3 +149,18 @@ def test_verl_specific_phases_name_their_own_settings(db: Database) -> None:
     assert "ppo_micro_batch_size_per_gpu" not in remedy
     remedy, _ = _oom_remedy(db, TRAIN_RAY)  # EasyR1's verl/trainer paths: verl's training step
     assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" in remedy
+
+
+@pytest.mark.parametrize(("sample", "want", "not_want"), [
+    ("verl/vllm-kv-cache-v1-colocated.log", ["actor_rollout_ref.rollout.gpu_memory_utilization (now 0.25",
+                                             "to at most 13280"], ["--vllm_gpu_memory_utilization", "models.policy"]),
+    ("openrlhf/vllm-kv-cache-v0-max-seq-len.log", ["--vllm_gpu_memory_utilization", "2048 + 30720"],
+     ["actor_rollout_ref.", "models.policy"]),
+])
+def test_the_kv_cache_remedy_names_the_frameworks_own_settings(db: Database, sample: str, want: list[str],
+                                                               not_want: list[str]) -> None:
+    for lang in ("en", "zh"):
+        report = diagnose_text(db, (SAMPLES / sample).read_text(encoding="utf-8"), lang)
+        remedy = report.remedy["vllm-kv-cache-insufficient"]
+        wanted = want if lang == "en" else [want[0].split(" (")[0]]  # the key is the same in Chinese
+        assert all(w in remedy for w in wanted) and not any(n in remedy for n in not_want), remedy
