@@ -7,28 +7,26 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from argparse import Namespace
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, TextIO
-
-import typer
+from typing import TYPE_CHECKING, TextIO
 
 from .errors import InputError, UsageError
 from .i18n import LANGS, Msg, detect_lang, localized, msg
-from .match.database import Database, load_database
-from .modes.batch import Progress, default_jobs
-from .modes.bundle import Bundle, cluster_bundle, local_bundle, write_bundle
-from .modes.live import LiveSession
-from .modes.ray import RAY_TIMEOUT, RayTarget
+from .modes.batch import Progress
 from .modes.status import parse_duration
 from .read.sources import Source
 from .read.walk import expand, file_sources
-from .report.catalog import render_explain
-from .report.contract import finding_json, to_json, unrecognized_json
-from .report.markdown import render_markdown
-from .report.model import Report
-from .report.text import render_text
 from .safe import json_dumps, printable
+from .usage import integer, number
+
+if TYPE_CHECKING:  # the modes and renderers below are imported where they are used: a start-up pays for its own
+    from .match.database import Database
+    from .modes.bundle import Bundle
+    from .modes.live import LiveSession
+    from .modes.ray import RayTarget
+    from .report.model import Report
 
 
 class Format(str, Enum):
@@ -36,21 +34,6 @@ class Format(str, Enum):
     json = "json"
     markdown = "markdown"
     jsonl = "jsonl"
-
-
-RayAddress = Annotated[str | None, typer.Option(
-    "--ray", metavar="ADDRESS", help="A live Ray cluster: every node's session logs, merged "
-    "(auto: the cluster this machine belongs to; HOST:PORT; ray://HOST:PORT needs ray[client]).")]
-RayPaths = Annotated[list[str] | None, typer.Option(
-    "--ray-paths", metavar="PATH", help="With --ray: also read this file or folder on every node (repeatable).")]
-RayTimeout = Annotated[float | None, typer.Option(
-    "--ray-timeout", metavar="SECONDS", help="With --ray: how long to wait for the cluster and for each node "
-    f"(default {RAY_TIMEOUT:g}); a node that has not answered is reported unreachable.")]
-Signatures = Annotated[list[Path] | None, typer.Option(
-    "--signatures", "-s", metavar="DIR",
-    help="A folder of your own signature files (repeatable); same id replaces a built-in one.")]
-Lang = Annotated[str | None, typer.Option(
-    "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG).")]
 
 
 class Warner:
@@ -125,6 +108,8 @@ def use_color(stream: TextIO) -> bool:
 def jsonl_lines(report: Report) -> list[str]:
     """The report as JSON lines: each finding, each unrecognised error, then the summary (as --follow prints
     them, so one reader handles both)."""
+    from .report.contract import finding_json, to_json, unrecognized_json
+
     lines = [json_dumps({"event": "finding", "finding": finding_json(report, f)}) for f in report.findings]
     lines += [json_dumps({"event": "unrecognized", **unrecognized_json(u)}) for u in report.unrecognized]
     lines.append(json_dumps({"event": "summary", "report": to_json(report)}))
@@ -133,12 +118,18 @@ def jsonl_lines(report: Report) -> list[str]:
 
 def emit_report(report: Report, fmt: Format, out: TextIO, verbose: bool = False) -> None:
     if fmt is Format.json:
+        from .report.contract import to_json
+
         out.write(json_dumps(to_json(report), indent=2) + "\n")
     elif fmt is Format.jsonl:
         out.write("".join(line + "\n" for line in jsonl_lines(report)))
     elif fmt is Format.markdown:
+        from .report.markdown import render_markdown
+
         out.write(render_markdown(report, verbose=verbose))
     else:
+        from .report.text import render_text  # rich: only for the text report
+
         render_text(report, out, color=use_color(out), verbose=verbose)
     out.flush()
 
@@ -146,6 +137,8 @@ def emit_report(report: Report, fmt: Format, out: TextIO, verbose: bool = False)
 def final_report(report: Report, fmt: Format, out: TextIO, verbose: bool = False) -> None:
     """The report at the end of a live session (its findings were told as they came: jsonl ends with the summary)."""
     if fmt is Format.jsonl:
+        from .report.contract import to_json
+
         out.write(json_dumps({"event": "summary", "report": to_json(report)}) + "\n")
         out.flush()
     else:
@@ -185,12 +178,15 @@ def input_sources(paths: list[Path], warn: Warner) -> list[Source]:
     return out
 
 
-def ray_target(address: str | None, paths: list[str] | None, timeout: float | None) -> RayTarget | None:
+def ray_target(address: str | None, paths: list[str] | None, timeout_text: str | None) -> RayTarget | None:
     """--ray, --ray-paths and --ray-timeout, checked."""
     if address is None:
-        if paths or timeout is not None:
+        if paths or timeout_text is not None:
             raise UsageError(Msg("err_ray_only"))
         return None
+    from .modes.ray import RAY_TIMEOUT, RayTarget
+
+    timeout = number(timeout_text, "--ray-timeout")
     if not address.strip():
         raise UsageError(Msg("err_ray_address"))
     if timeout is not None and not timeout > 0:
@@ -205,6 +201,8 @@ def explain_signature(db: Database, sig_id: str, lang: str) -> int:
         close = sorted(c.sig.id for c in db.signatures if sig_id in c.sig.id or c.sig.id in sig_id)
         hint = Msg("hint_did_you_mean", ids=", ".join(close[:5])) if close else Msg("hint_see_list")
         raise UsageError(Msg("err_no_signature", sig_id=sig_id, hint=hint))
+    from .report.catalog import render_explain
+
     render_explain(cs.sig, sys.stdout, lang, use_color(sys.stdout))
     return 0
 
@@ -230,6 +228,8 @@ def live_session(db: Database, fmt: Format, language: str, warn: Warner, hang_af
                  status: TextIO | None = None) -> LiveSession:
     """brief (diagnose run): each finding told in a few lines, its why and remedy once, in the final report;
     status: where --follow says what it is watching (stderr)."""
+    from .modes.live import LiveSession
+
     if fmt not in (Format.text, Format.jsonl, Format.json):
         raise UsageError(Msg("err_live_format"))
     hang = parse_duration_option(hang_after if hang_after is not None else default_hang)
@@ -255,32 +255,27 @@ def lang_of(args: list[str]) -> str:
     return detect_lang()
 
 
-bundle_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+def bundle_command(a: Namespace) -> int:
+    """`diagnose bundle`: pack what a maintainer asks for into one tarball: the report (Markdown, JSON), each rank's
+    first error with its context, facts and versions, flight-recorder / py-spy dumps; secrets redacted (and
+    counted). Exits with the diagnosis's status."""
+    from .match.database import load_database
+    from .modes.batch import default_jobs
+    from .modes.bundle import cluster_bundle, local_bundle, write_bundle
 
-
-@bundle_app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def bundle_command(
-    paths: Annotated[list[Path] | None, typer.Argument(help="The job's log files or folders.", show_default=False)
-                     ] = None,
-    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="The tarball to write.")
-                      ] = Path("job-report.tar.gz"),
-    ray_address: RayAddress = None, ray_paths: RayPaths = None, ray_timeout: RayTimeout = None,
-    signatures: Signatures = None, lang: Lang = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes for scanning.")] = None,
-) -> None:
-    """Pack what a maintainer asks for into one tarball: the report (Markdown, JSON), each rank's first error with
-    its context, facts and versions, flight-recorder / py-spy dumps; secrets redacted (and counted)."""
-    language = choose_language(lang)
+    language = choose_language(a.lang)
     warn = Warner(language)
-    ray = ray_target(ray_address, ray_paths, ray_timeout)
+    ray = ray_target(a.ray_address, a.ray_paths, a.ray_timeout)
+    paths = [Path(p) for p in a.paths or []]
     if not paths and ray is None:
         raise UsageError(Msg("err_bundle_input"))
-    db = load_database(signatures or [])
+    jobs = integer(a.jobs, "--jobs", 1)
+    db = load_database([Path(d) for d in a.signatures or []])
     sources = input_sources(paths, warn) if paths else []
-    roots = [Path(os.path.abspath(p)) for p in paths or []]
+    roots = [Path(os.path.abspath(p)) for p in paths]
     if ray is not None:
         report, parts = cluster_bundle(db, ray, sources, roots, language, warn, jobs or default_jobs())
     else:
         report, parts = local_bundle(db, sources, roots, language, warn, jobs or default_jobs())
-    print(bundle_summary(write_bundle(output, report, parts), language))
-    raise typer.Exit(1 if report.failed else 0)  # the diagnosis's exit status
+    print(bundle_summary(write_bundle(Path(a.output), report, parts), language))
+    return 1 if report.failed else 0

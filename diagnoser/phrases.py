@@ -124,9 +124,11 @@ PHRASES: dict[str, dict[str, str]] = {
                    "zh": "{option} 只能是 {choices} 之一，而不是 {value!r}"},
     "err_integer": {"en": "{option} needs a whole number, not {value!r}",
                     "zh": "{option} 需要一个整数，而不是 {value!r}"},
+    "err_number": {"en": "{option} needs a number, not {value!r}", "zh": "{option} 需要一个数字，而不是 {value!r}"},
     "err_at_least": {"en": "{option} must be {minimum} or more", "zh": "{option} 必须大于等于 {minimum}"},
     "err_no_option": {"en": "unknown option {option}{hint}", "zh": "未知选项 {option}{hint}"},
     "err_option_value": {"en": "{option} needs a value", "zh": "{option} 需要一个值"},
+    "err_option_missing": {"en": "{option} is required", "zh": "必须给出 {option}"},
     "err_run_command": {"en": "diagnose run needs a command: diagnose run [OPTIONS] -- COMMAND [ARGS]...",
                         "zh": "diagnose run 需要一条命令：diagnose run [选项] -- 命令 [参数]..."},
     "err_extra_args": {"en": "unexpected argument {value!r}", "zh": "多余的参数 {value!r}"},
@@ -192,10 +194,10 @@ PHRASES: dict[str, dict[str, str]] = {
     "help_version": {"en": "Print the version and exit.", "zh": "显示版本后退出。"},
     "help_help": {"en": "Show this help and exit.", "zh": "显示本帮助后退出。"},
     "help_log": {"en": "Also append the command's output to this file.", "zh": "同时把命令的输出追加到此文件。"},
-    "help_install_completion": {"en": "Install shell completion (bash, zsh or fish) for the current shell.",
-                                "zh": "为当前 shell（bash、zsh 或 fish）安装命令补全。"},
-    "help_show_completion": {"en": "Print the shell completion script, to copy it or customise the installation.",
-                             "zh": "输出命令补全脚本，便于复制或自定义安装。"},
+    "help_completion": {"en": "Print the completion script of this shell and exit (e.g. eval \"$(diagnose "
+                        "--completion bash)\" in ~/.bashrc).",
+                        "zh": "输出该 shell 的命令补全脚本后退出（如在 ~/.bashrc 中写入 eval \"$(diagnose "
+                        "--completion bash)\"）。"},
     "epilog_main": {
         "en": "Exit status: 0 no failure found, 1 a failure found, 2 usage error or no input could be read, 3 nothing "
         "to diagnose (the input held no line), 130 interrupted, 143 terminated.",

@@ -9,11 +9,10 @@ in it is not a valid signature (the one-line `path: field: problem` of every oth
 from __future__ import annotations
 
 import sys
+from argparse import Namespace
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
+from .args import ParseError
 from .console import Warner, choose_language, input_sources
 from .errors import InputError
 from .i18n import Msg, msg
@@ -25,43 +24,33 @@ from .modes.learn import learn
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 
-learn_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-check_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-
-
-@learn_app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def learn_command(
-    to: Annotated[Path, typer.Option("--to", metavar="DIR", help="The folder to write the signatures to.")],
-    paths: Annotated[list[Path] | None, typer.Argument(
-        help="The log (files or a job's folder; none or - reads standard input).", show_default=False)] = None,
-    signatures: Annotated[list[Path] | None, typer.Option(
-        "--signatures", "-s", metavar="DIR", help="Signature folders already in use (their errors are known).")] = None,
-    lang: Annotated[str | None, typer.Option("--lang", metavar="en|zh")] = None,
-) -> None:
+def learn_command(a: Namespace) -> int:
     """Write a signature skeleton for each error of LOG that no signature knows; fill in its TODOs."""
-    language = choose_language(lang)
+    if a.to is None:
+        raise ParseError(Msg("err_option_missing", option="--to"))
+    language = choose_language(a.lang)
     warn = Warner(language)
-    db = load_database(signatures or [])
-    sources = input_sources(paths or [], warn)
+    to = Path(a.to)
+    db = load_database([Path(d) for d in a.signatures or []])
+    sources = input_sources([Path(p) for p in a.paths or []], warn)
     if to.exists() and not to.is_dir():
         raise InputError(Msg("err_learn_not_dir", path=to))
     written = learn(db, sources, to, warn, default_jobs())
     if not written:
         print(msg("learn_nothing", language))
-        raise typer.Exit(EXIT_FAILURE)
+        return EXIT_FAILURE
     for sk in written:
         print(msg("learn_wrote", language, path=sk.path, where=sk.where, literal=sk.literal))
     print(msg("learn_next", language, dir=to))
-    raise typer.Exit(EXIT_OK)
+    return EXIT_OK
 
 
-@check_app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def check_command(
-    folder: Annotated[Path, typer.Argument(help="A folder of your own signature files.", show_default=False)],
-    lang: Annotated[str | None, typer.Option("--lang", metavar="en|zh")] = None,
-) -> None:
+def check_command(a: Namespace) -> int:
     """Run a signature folder's examples as the built-in tests do (through the whole database) and lint it."""
-    language = choose_language(lang)
+    if a.folder is None:
+        raise ParseError(Msg("err_option_missing", option="DIR"))
+    language = choose_language(a.lang)
+    folder = Path(a.folder)
     mine = load_signatures([folder], builtin=False)  # a file that is not a valid signature stops here (exit 2)
     db = build_database(load_signatures([folder]))
     ids = [s.id for s in mine]
@@ -81,4 +70,4 @@ def check_command(
     warnings = len(problems) - errors
     print(msg("check_summary", language, sigs=len(ids), examples=examples, failed=failed, errors=errors,
               warnings=warnings), file=sys.stdout)
-    raise typer.Exit(EXIT_FAILURE if failed or errors else EXIT_OK)
+    return EXIT_FAILURE if failed or errors else EXIT_OK

@@ -6,23 +6,11 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from rich.cells import cell_len
-from rich.text import Text
-
+from .args import COMMANDS, EXIT_ON, FORMATS, Opt
 from .errors import UsageError
 from .i18n import Msg, msg
-from .report.term import terminal
-from .report.wrap import Wrapped
-from .safe import printable
 
-FORMATS = ("text", "json", "markdown", "jsonl")
-EXIT_ON = ("none", "cause", "health")
-# how each option's value is written in --help (and in usage errors)
-METAVARS = {
-    "fmt": "|".join(FORMATS), "exit_on": "|".join(EXIT_ON), "explain": "ID", "signatures": "DIR", "lang": "en|zh",
-    "job_status": "STATUS", "exit_code": "N", "jobs": "N", "hang_after": "DURATION", "log": "FILE",
-    "install_completion": "", "show_completion": "",
-}
+__all__ = ["EXIT_ON", "FORMATS", "choice", "integer", "number", "print_help", "wants_help"]
 
 
 def choice(value: str, option: str, choices: tuple[str, ...]) -> str:
@@ -43,41 +31,60 @@ def integer(value: str | None, option: str, minimum: int | None = None) -> int |
     return number
 
 
-def _option_row(param: Any, lang: str) -> tuple[str, str] | None:
-    if getattr(param, "hidden", False) or param.param_type_name != "option":
+def number(value: str | None, option: str) -> float | None:
+    if value is None:
         return None
-    names = ", ".join(sorted([*param.opts, *param.secondary_opts], key=lambda o: o.startswith("--")))
-    metavar = METAVARS.get(param.name, getattr(param, "metavar", None) or "") if not param.is_flag else ""
-    key = f"help_{param.name}"
     try:
-        text = msg(key, lang)
+        return float(value.strip())
+    except ValueError:
+        raise UsageError(Msg("err_number", option=option, value=value)) from None
+
+
+def _option_row(o: Opt, lang: str) -> tuple[str, str]:
+    names = ", ".join(sorted(o.names, key=lambda n: n.startswith("--")))
+    try:
+        text = msg(f"help_{o.dest}", lang)
     except KeyError:
-        text = param.help or ""
-    return (f"{names} {metavar}".rstrip(), text)
+        text = o.help
+    return (f"{names} {o.metavar}".rstrip(), text)
 
 
 COLUMN = 28  # where descriptions begin; longer option names get a line of their own
 
 
-def print_help(command: Any, which: str, lang: str, out: TextIO, width: int | None = None) -> None:
-    """The help of `diagnose` (which="main") or `diagnose run` (which="run"), from the command's own options."""
+def print_help(which: str, lang: str, out: TextIO, width: int | None = None) -> None:
+    """The help of `diagnose` (which="main") or `diagnose run` (which="run") in the report's language, from the
+    command's own options; that of bundle, learn and check-signatures in English."""
+    from rich.text import Text  # rich only when the help is rendered
+
+    from .report.term import terminal
+    from .report.wrap import Wrapped
+
+    cmd = COMMANDS[which]
+    own = which in ("main", "run")
     console = terminal(out, False, width)
-    console.print(Text(msg(f"usage_{which}", lang)))
+    args = " ".join(metavar for _dest, metavar, _n in cmd.args)
+    console.print(Text(msg(f"usage_{which}", lang) if own else f"Usage: {cmd.name} [OPTIONS] {args}"))
     console.print()
-    console.print(Wrapped(msg(f"about_{which}", lang)))
+    console.print(Wrapped(msg(f"about_{which}", lang) if own else cmd.about))
     console.print()
-    rows = [tuple(msg(f"arg_{which}", lang).split("\t", 1))]
-    console.print(Text(msg("help_arguments", lang)))
-    _rows(console, rows)
-    console.print()
+    if own:
+        console.print(Text(msg("help_arguments", lang)))
+        _rows(console, [tuple(msg(f"arg_{which}", lang).split("\t", 1))])
+        console.print()
     console.print(Text(msg("help_options", lang)))
-    options = [row for row in (_option_row(p, lang) for p in command.params) if row is not None]
-    _rows(console, [*options, ("-h, --help", msg("help_help", lang))])
-    console.print()
-    console.print(Wrapped(msg(f"epilog_{which}", lang)))
+    _rows(console, [*(_option_row(o, lang) for o in cmd.options), ("-h, --help", msg("help_help", lang))])
+    if own:
+        console.print()
+        console.print(Wrapped(msg(f"epilog_{which}", lang)))
 
 
 def _rows(console: Any, rows: list[tuple[str, ...]]) -> None:
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from .report.wrap import Wrapped
+
     for names, text in rows:
         if cell_len(names) + 4 > COLUMN:
             console.print(Text("  " + names))
@@ -93,16 +100,3 @@ def wants_help(args: list[str]) -> bool:
         if arg in ("-h", "--help"):
             return True
     return False
-
-
-def usage_message(exc: Any, lang: str) -> str:
-    """A parser error in the tool's own words (the argument library's wording changes between its versions)."""
-    name = type(exc).__name__
-    option = getattr(exc, "option_name", None)
-    if name == "NoSuchOption" and option:
-        close = sorted(getattr(exc, "possibilities", None) or [])
-        hint = Msg("hint_did_you_mean", ids=", ".join(close)) if close else ""
-        return msg("err_no_option", lang, option=option, hint=hint)
-    if name == "BadOptionUsage" and option:
-        return msg("err_option_value", lang, option=option)
-    return printable(" ".join(exc.format_message().split()), one_line=True)

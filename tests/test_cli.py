@@ -11,14 +11,28 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from typer.testing import CliRunner
 
-from diagnoser.cli import app, main
+from diagnoser.cli import main
 
 from .conftest import SAMPLES
 
 SAMPLE = SAMPLES / "chatlearn" / "cuda-oom-fsdp-packing.log"
-runner = CliRunner()
+
+
+class Result:
+    def __init__(self, code: int, output: str) -> None:
+        self.exit_code, self.output = code, output
+
+
+def invoke(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+           env: dict[str, str] | None = None) -> Result:
+    """main() with these environment variables set; stdout and stderr together (as a terminal shows them)."""
+    with monkeypatch.context() as m:
+        for name, value in (env or {}).items():
+            m.setenv(name, value)
+        code = main(args)
+    out, err = capsys.readouterr()
+    return Result(code, out + err)
 
 
 def run_main(args: list[str], capsys: pytest.CaptureFixture[str], stdin: str | None = None,
@@ -187,31 +201,33 @@ def test_user_signature_replaces_builtin(capsys: pytest.CaptureFixture[str], tmp
     assert json.loads(out)["root_cause"]["title"] == "MY OWN OOM TITLE"
 
 
-def test_list_and_explain_with_clirunner() -> None:
-    result = runner.invoke(app, ["--list"])
+def test_list_and_explain(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    result = invoke(["--list"], capsys, monkeypatch)
     assert result.exit_code == 0 and "cuda-oom" in result.output
-    result = runner.invoke(app, ["--explain", "cuda-oom"])
+    result = invoke(["--explain", "cuda-oom"], capsys, monkeypatch)
     assert result.exit_code == 0 and "max_token_in_packing" in result.output and "References" in result.output
-    result = runner.invoke(app, ["--list", "--format", "json"])
+    result = invoke(["--list", "--format", "json"], capsys, monkeypatch)
     assert any(row["id"] == "cuda-oom" for row in json.loads(result.output))
 
 
 @pytest.mark.parametrize("columns", [80, 160])
-def test_list_is_readable_at_80_columns(columns: int) -> None:
+def test_list_is_readable_at_80_columns(columns: int, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # every title comes out whole and within the width, in at most three lines a signature (a table at
     # 80 columns squeezed the titles into a thin column, ten lines each)
-    result = runner.invoke(app, ["--list"], env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+    result = invoke(["--list"], capsys, monkeypatch, env={"COLUMNS": str(columns), "NO_COLOR": "1"})
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    count = len(json.loads(runner.invoke(app, ["--list", "--format", "json"]).output))
+    count = len(json.loads(invoke(["--list", "--format", "json"], capsys, monkeypatch).output))
     assert lines and max(len(line) for line in lines) <= columns and len(lines) <= 3 * count + 3
     words = " ".join(line.strip() for line in lines).split()
     title = ["CUDA", "out", "of", "memory:", "a", "GPU", "ran", "out", "of", "memory"]
     assert any(words[i:i + len(title)] == title for i in range(len(words)))
 
 
-def test_clirunner_diagnose_json() -> None:
-    result = runner.invoke(app, [str(SAMPLE), "--format", "json"])
+def test_diagnose_json_options_after_the_paths(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    result = invoke([str(SAMPLE), "--format", "json"], capsys, monkeypatch)
     assert result.exit_code == 1 and json.loads(result.output)["root_cause"]["id"] == "cuda-oom"
 
 
@@ -283,17 +299,18 @@ def test_real_pipe_subprocess() -> None:
 
 
 @pytest.mark.parametrize("columns", ["0", "1", "100000000"])
-def test_any_columns_gives_a_readable_report(columns: str) -> None:
+def test_any_columns_gives_a_readable_report(columns: str, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     # COLUMNS=0 printed an empty report (rich took it as the width); a huge one padded each line to it
-    result = runner.invoke(app, [str(SAMPLE)], env={"COLUMNS": columns, "NO_COLOR": "1"})
+    result = invoke([str(SAMPLE)], capsys, monkeypatch, env={"COLUMNS": columns, "NO_COLOR": "1"})
     lines = result.output.splitlines()
     assert result.exit_code == 1 and "cuda-oom" in result.output
     assert 40 <= max(len(line) for line in lines) <= 1000
-    listing = runner.invoke(app, ["--list"], env={"COLUMNS": columns, "NO_COLOR": "1"}).output
+    listing = invoke(["--list"], capsys, monkeypatch, env={"COLUMNS": columns, "NO_COLOR": "1"}).output
     assert "cuda-oom" in listing and max(len(line) for line in listing.splitlines()) <= 1000
 
 
-def test_jobs_are_capped_at_the_cores() -> None:
+def test_jobs_are_capped_at_the_cores(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # -j 150 on 2 cores started 150 processes (4.4 GB)
-    result = runner.invoke(app, [str(SAMPLE), "-j", "150", "--format", "json"], env={"NO_COLOR": "1"})
+    result = invoke([str(SAMPLE), "-j", "150", "--format", "json"], capsys, monkeypatch, env={"NO_COLOR": "1"})
     assert result.exit_code == 1 and "--jobs 150: using" in result.output

@@ -4,10 +4,7 @@ jsonl events of every mode) and what the README documents."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -109,14 +106,6 @@ def test_a_user_signature_whose_no_match_example_matches_is_refused(capsys: pyte
     code = main(["--signatures", str(tmp_path), str(SAMPLE)])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and "cuda-oom.yaml: examples.no_match[0]: this example matches" in err
-
-
-def test_shell_completion_completes_options() -> None:
-    # typer's completion, as `diagnose --install-completion` sets it up for bash (README: Shell completion)
-    env = {**os.environ, "_DIAGNOSE_COMPLETE": "complete_bash", "COMP_WORDS": "diagnose --fo", "COMP_CWORD": "1"}
-    proc = subprocess.run([sys.executable, "-c", "import sys; from diagnoser.cli import main; sys.exit(main())"],
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert proc.returncode == 0 and proc.stdout.split() == ["--format", "--follow"], proc.stderr
 
 
 def test_help_shows_each_value_and_each_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,6 @@ replays them in order (merge), so the series are judged as if the file had been 
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, replace
 
 from ..match.events import MetricEvent
@@ -42,6 +41,8 @@ class Trip:
 
 
 def _median(values: list[float]) -> float | None:
+    import statistics  # its import costs more than a short log's scan
+
     return statistics.median(values) if values else None
 
 
@@ -49,6 +50,8 @@ def _spread(values: list[float], center: float | None) -> float:
     """The median absolute deviation of `values` around `center` (0 for none)."""
     if center is None or not values:
         return 0.0
+    import statistics
+
     return statistics.median(abs(v - center) for v in values)
 
 

@@ -21,7 +21,6 @@ import json
 import os
 import sys
 from collections.abc import Iterable
-from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
@@ -41,25 +40,23 @@ def folder() -> Path | None:
 
 
 def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "-"
+    """The version of a module already imported (reading package metadata costs more than the whole lookup)."""
+    return str(getattr(sys.modules.get(name), "__version__", "-"))
 
 
 def _code_digest() -> bytes:
     """The package's own code and data files: a checkout that changed them is another build."""
     digest = hashlib.sha256()
-    root = resources.files("diagnoser")
-    stack = [root]
+    stack = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # the diagnoser package
     while stack:
         node = stack.pop()
-        for child in sorted(node.iterdir(), key=lambda c: c.name):
+        for child in sorted(os.scandir(node), key=lambda c: c.name):
             if child.is_dir():
                 if child.name not in ("__pycache__", "signatures"):
-                    stack.append(child)
+                    stack.append(child.path)
             elif child.name.endswith((".py", ".txt")):
-                digest.update(child.name.encode() + b"\0" + child.read_bytes() + b"\0")
+                with open(child.path, "rb") as fh:
+                    digest.update(child.name.encode() + b"\0" + fh.read() + b"\0")
     return digest.digest()
 
 

@@ -6,11 +6,9 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import regex
-import yaml
 
 from ..errors import SignatureError
 from ..i18n import Msg
@@ -26,12 +24,9 @@ from .compiled import Rule as Rule
 from .framerules import FrameRule
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
-from .parse import parse_signature
 from .schema import Condition, Signature, placeholder_names
 from .sigfile import MAX_FILE_BYTES as MAX_FILE_BYTES
-from .sigfile import no_aliases, read_signature_file, signature_text
-
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
+from .sigfile import read_signature_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +68,9 @@ def builtin_root() -> Path:
     override = os.environ.get("DIAGNOSER_BUILTIN_SIGNATURES")
     if override:
         return Path(override)
-    packaged = resources.files("diagnoser").joinpath("signatures")
+    packaged = Path(__file__).resolve().parents[1] / "signatures"  # importlib.resources: 15 ms of imports
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parents[2] / "signatures"
 
 
@@ -96,11 +91,17 @@ def _display(path: Path, root: Path) -> str:
 
 def load_file(path: Path, root: Path) -> Signature:
     """Read and validate one signature file; its folder below `root` is its layer."""
+    import yaml  # only to build the database: a start-up from the cache reads no YAML
+
+    from .parse import parse_signature
+    from .sigfile import no_aliases, signature_text
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
     shown = _display(path, root)
     text = signature_text(read_signature_file(path, shown), shown)
     try:
-        no_aliases(text, shown, _YamlLoader)
-        data = yaml.load(text, Loader=_YamlLoader)  # a safe loader (libyaml's when present)
+        no_aliases(text, shown, loader)
+        data = yaml.load(text, Loader=loader)  # a safe loader (libyaml's when present)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"

@@ -7,8 +7,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import SignatureError
 from ..i18n import Msg
 
@@ -59,5 +57,7 @@ def no_aliases(text: str, shown: str, loader: Any) -> None:
     """An alias repeats a part of the file wherever it is used: 869 bytes of nested aliases made a finding of
     2.1 GB. No signature needs one, so none is allowed (checked on the parser's events, before anything is
     built; a YAMLError goes to the caller, which reports it)."""
+    import yaml
+
     if "*" in text and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=loader)):
         raise SignatureError(shown, "", Msg("err_sig_alias"))

@@ -3,13 +3,12 @@ many files, or a file too big for one process), merged in source order into one 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import signal
 import stat
 import zlib
-from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from .. import search
 from ..errors import InputError
@@ -20,6 +19,10 @@ from ..read.sources import Source, open_binary
 from ..report.model import Report
 from ..search import Part
 from .pipeline import Pipeline, Warn, _ignore, source_size
+
+if TYPE_CHECKING:  # a pool only when a scan uses more than one process
+    import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 _YEAR = re.compile(rb"\b(20\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d"
                    rb"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d+ \d\d:\d\d:\d\d (20\d\d)\b")
@@ -121,6 +124,8 @@ def default_jobs() -> int:
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
@@ -190,6 +195,8 @@ def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast:
         signatures = db.by_id()
         results: dict[tuple[int, int], Collector] = {}
         global _FORKED_DB
+        from concurrent.futures import ProcessPoolExecutor
+
         context = _pool_context()
         forked = context.get_start_method() == "fork"
         _FORKED_DB = db if forked else None

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import pickle
-import pickletools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +66,8 @@ def load_dump(data: bytes) -> dict[str, Any]:
         raise DumpError(f"larger than {MAX_DUMP >> 20} MiB")
     if data[:1] == b"\x80":
         try:
+            import pickletools
+
             for op, _arg, _pos in pickletools.genops(io.BytesIO(data)):
                 if op.name in REFUSED:
                     raise DumpError(f"pickle opcode {op.name} refused (a dump builds no objects)")

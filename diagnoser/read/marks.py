@@ -137,11 +137,10 @@ READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + MARK_LITERALS + THREAD_LITE
 
 
 @cache
-def _compiled() -> tuple[tuple[tuple[str, regex.Pattern[str]], ...],
-                         regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
-    """Compiled on first use (start-up stays quick for --help, --list, --version)."""
-    probes = tuple((kind, regex.compile(rx)) for kind, _lits, rx in PROBES)
-    return probes, regex.compile(STEP), regex.compile(RANK_SELF), regex.compile(PID_SELF)
+def _rx(pattern: str) -> regex.Pattern[str]:
+    """Each pattern compiled on first use, alone: a start-up compiles only those its lines need (compiling all
+    41 took longer than diagnosing a 40-line log)."""
+    return regex.compile(pattern)
 
 
 def probe(text: str, found: Iterable[str] | None = None) -> list[Mark]:
@@ -155,11 +154,10 @@ def probe(text: str, found: Iterable[str] | None = None) -> list[Mark]:
             which = set(idx) if which is None else which.union(idx)
     if which is None:
         return []
-    probes = _compiled()[0]
     out: list[Mark] = []
     for i in sorted(which):
-        kind, rx = probes[i]
-        m = rx.search(text)
+        kind, _lits, rx = PROBES[i]
+        m = _rx(rx).search(text)
         if m is not None:
             out.append(Mark(kind, {k: v for k, v in m.groupdict().items() if v is not None}))
     return out
@@ -167,22 +165,21 @@ def probe(text: str, found: Iterable[str] | None = None) -> list[Mark]:
 
 def self_rank(text: str) -> Mark | None:
     """The rank a process says it is (and its pid, when the same line gives it)."""
-    _probes, _step, rank_self, pid_self = _compiled()
-    m = rank_self.search(text)
+    m = _rx(RANK_SELF).search(text)
     if m is None:
         return None
     value = m.group("r1") or m.group("r2") or m.group("r3") or m.group("r4")
     if not value:
         return None
     fields = {"rank": value}
-    p = pid_self.search(text)
+    p = _rx(PID_SELF).search(text)
     if p is not None:
         fields["pid"] = p.group("pid")
     return Mark("rank_self", fields)
 
 
 def step_of(text: str) -> int | None:
-    m = _compiled()[1].search(text)
+    m = _rx(STEP).search(text)
     return int(m.group("step")) if m is not None else None
 
 

@@ -6,8 +6,8 @@ kept on the record; the cleaned text is what signatures match.
 
 from __future__ import annotations
 
-import calendar
 from dataclasses import dataclass, replace
+from datetime import date
 
 import regex
 
@@ -78,6 +78,16 @@ class _Info:
     stream: str = ""
     rank_is_local: bool = False
     lrank: int | None = None
+
+
+
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
+def _timegm(year: int, month: int, day: int, hour: int, minute: int, sec: int) -> int:
+    """calendar.timegm's arithmetic (same result, same ValueError for a month or year out of range) without
+    importing calendar, which imports locale: a start-up paid 10 ms for it."""
+    return (((date(year, month, 1).toordinal() - _EPOCH_DAY + day - 1) * 24 + hour) * 60 + minute) * 60 + sec
 
 
 def strip_ansi(text: str) -> str:
@@ -260,7 +270,7 @@ class Normalizer:
                 info.time = stamp
                 return
             info.time = f"{year:04d}-{stamp}"
-            info.ts = calendar.timegm((year, month, day, hour, minute, min(sec, 59), 0, 0, 0)) + (
+            info.ts = _timegm(year, month, day, hour, minute, min(sec, 59)) + (
                 float("0." + frac) if frac else 0.0
             )
         except (KeyError, ValueError, OverflowError):

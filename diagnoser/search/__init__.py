@@ -9,7 +9,6 @@ is Hyperscan where installed, a pure-Python plan otherwise (engine.py, plan.py),
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import signal
 from collections.abc import Callable
 from typing import BinaryIO
@@ -42,4 +41,6 @@ def die_with_parent() -> None:
     """In a worker process (Linux): it gets SIGKILL when its parent dies, so a stopped scan leaves nothing
     running."""
     with contextlib.suppress(OSError, AttributeError):
+        import ctypes  # only in a worker process
+
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 THRESHOLDS = (0.003, 0.006, 0.01, 0.015)  # byte rarities tried for trie starts
@@ -57,7 +56,7 @@ class SearchPlan:
 
 @lru_cache(maxsize=1)
 def _background() -> tuple[bytes, tuple[float, ...], int]:
-    text = resources.files("diagnoser.search").joinpath("background.txt").read_bytes()
+    text = Path(__file__).with_name("background.txt").read_bytes()
     body = b"\n".join(x for x in text.split(b"\n") if not x.startswith(b"#"))
     counts = Counter(body)
     total = max(1, len(body))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 _WORD = re.compile(r"[a-z0-9_]+")
 WORD_PRIOR = 1e-3  # a bare lower-case identifier: as common as a frequent config key
@@ -24,7 +24,7 @@ PHRASE_PRIOR = 2e-6  # anything else, per character short of 24
 
 @lru_cache(maxsize=1)
 def _background() -> tuple[bytes, int]:
-    text = resources.files("diagnoser.search").joinpath("background.txt").read_bytes()
+    text = Path(__file__).with_name("background.txt").read_bytes()
     body = b"\n".join(x for x in text.split(b"\n") if not x.startswith(b"#"))
     return body, max(1, body.count(b"\n"))
 
