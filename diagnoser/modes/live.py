@@ -293,7 +293,7 @@ def follow(paths: list[Path], session: LiveSession, from_start: bool, warn: Call
             session.watching(len(follower.tails))
             session.tick()
             if not got:
-                time.sleep(poll)
+                time.sleep(min(poll, follower.pause()))  # sooner when polling is cheap: a rotated file may live 50 ms
     finally:
         follower.close()
 

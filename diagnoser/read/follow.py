@@ -1,14 +1,10 @@
 """Follow growing files the way `tail -F` does: appends, rotation, truncation, new and deleted files.
 
-No line is lost and none is read twice: a partial last line waits for its newline (or for a short idle
-time, when the writer died mid-line); after a rotation the rest of the old file is read before the new
-one; a truncated file is read again from its start; files that appear later in a followed folder are
-read from their start.
-
-Open files are bounded: at most `budget` handles (half of what `ulimit -n` leaves, at most MAX_OPEN). Past it the
-least recently active file is closed ("parked", read/tail.py) and reopened by its path when it grows, from where it
-was read to; a deleted file is closed once drained. A followed folder is listed again as often as listing it stays
-cheap (every MIN_RESCAN seconds for a small one), so that a file that lives a fraction of a second is read.
+No line is lost and none is read twice: a partial last line waits for its newline (or for a short idle time, when
+the writer died mid-line); after a rotation the rest of the old file is read before the new one; a truncated file is
+read again from its start, and its copy (copytruncate, read/copies.py) from where we were; files that appear later
+in a followed folder are read from their start. At most `budget` files are open (read/handles.py); a folder is
+listed again every MIN_RESCAN seconds (less often when that is costly), the files polled every MIN_PAUSE seconds.
 """
 
 from __future__ import annotations
@@ -21,18 +17,19 @@ from pathlib import Path
 
 from ..i18n import Msg
 from ..safe import shown_path
+from .copies import Copies
 from .handles import Handles
 from .sources import lines_before
 from .startmarks import Marks
-from .tail import Seen, Tail, flush, ident_of, lines, open_budget, own_outputs, read_some, same_head
+from .tail import HEAD, Seen, Tail, flush, head_of, ident_of, lines, open_budget, own_outputs, read_some, same_head
 from .walk import describe, follow_walk
 
 IDLE_FLUSH = 2.0  # seconds a partial last line waits for its newline
-# seconds a deleted file's handle is kept once drained (a rotation's new file may come late); then it is closed,
-# so that a job that deletes and creates files forever does not run us out of file handles
-RELEASE_AFTER = 5.0
+RELEASE_AFTER = 5.0  # seconds a deleted file's handle is kept once drained (a rotation's new file may come late)
 MIN_RESCAN = 0.2  # seconds between two listings of a followed folder, at least
 RESCAN_COST = 20  # and at least this many times what the last listing took (it costs at most 1/20 of the time)
+MIN_PAUSE = 0.02  # seconds between two polls that found nothing, at least (a rotated file may live 50 ms)
+POLL_COST = 10  # and at least this many times what the last poll took
 
 
 class Follower(Handles):
@@ -49,6 +46,8 @@ class Follower(Handles):
         self.budget = open_budget()
         self.rescan_every = rescan_every  # None: as often as listing the folders stays cheap
         self.walk_cost = 0.0
+        self.cost = 0.0  # seconds the last poll took
+        self.copies = Copies()  # copytruncate's copies (read/copies.py)
         self.last_rescan = 0.0
         self.unlisted: set[str] = set()  # folders that could not be listed, said once each
         self.skipped: set[Path] = set()  # files that are not logs (binary, or named as no log is)
@@ -148,6 +147,11 @@ class Follower(Handles):
                     continue  # read to its end already, under another name
                 if seen is not None and (st.st_size < seen.pos or not same_head(path, seen.head)):
                     seen = None  # another file that got a freed inode
+                copy = self.copies.check(self.tails.values(), path, st, now) if seen is None else None
+                if copy is True:
+                    continue  # a copy of a file we read, made before its truncation: looked at again next time
+                if isinstance(copy, tuple):
+                    seen = Seen(-1, 0, copy[0], copy[1], b"")
                 self._open(path, from_start=True, seen=seen)  # a new rank or worker: all of it is new
             self.last_rescan = time.monotonic()
         for tail in list(self.tails.values()):
@@ -155,6 +159,12 @@ class Follower(Handles):
                 yield from self._wake(tail, now)
             else:
                 yield from self._poll_one(tail, now)
+        self.cost = time.monotonic() - now
+
+    def pause(self) -> float:
+        """How long to wait before the next poll when this one found nothing: MIN_PAUSE, or longer when a poll costs
+        more than 1/POLL_COST of the time (thousands of files)."""
+        return max(MIN_PAUSE, POLL_COST * self.cost)
 
     def _wake(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
         """A parked file: reopened by its path when it changed; released when it went."""
@@ -197,59 +207,77 @@ class Follower(Handles):
             tail.old.pop(0)
             if tail.partial:
                 yield from flush(tail)
-        # 2. the current file
+        # 2. whether its path still names the file, before reading it (a writer that never pauses rotates too, and a
+        # file truncated and written past where we were is read from its start); then the current file
         assert tail.fh is not None
+        try:
+            st: os.stat_result | None = os.stat(tail.path)
+        except FileNotFoundError:
+            st = None  # deleted (or rotated, no new file yet): the handle is kept until drained
+        except OSError:
+            return
+        if st is not None and ident_of(st) != tail.ident:
+            yield from self._rotated(tail, st, now)
+            return
+        if st is not None and (st.st_size < tail.pos or head_of(tail.fh, len(tail.head)) != tail.head):
+            yield from self._truncated(tail)
         data = read_some(tail.fh)
         if data:
             tail.pos += len(data)
+            tail.recent = (tail.recent + data)[-HEAD:]
+            if len(tail.head) < HEAD:
+                tail.head = head_of(tail.fh, tail.pos)
             self.active.move_to_end(tail.path)
             yield from lines(tail, data, now)
-        else:
-            yield from self._check_path(tail, now)
-
-    def _check_path(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
-        try:
-            st = os.stat(tail.path)
-        except FileNotFoundError:
+            return
+        if st is None:
             if not tail.gone:
-                tail.gone, tail.gone_since = True, now  # deleted (or rotated, no new file yet): keep the handle
-            yield from self._idle(tail, now)
+                tail.gone, tail.gone_since = True, now
             if not tail.partial and not tail.old and now - tail.gone_since >= RELEASE_AFTER:
                 self._release(tail)  # drained and gone for good: a new file at its path is found as new
-            return
-        except OSError:
-            return
-        if ident_of(st) != tail.ident:
-            # rotated: a new file at the path; drain the old handle first, then read the new one from 0
-            assert tail.fh is not None
-            tail.old.append((tail.fh, tail.ident))
-            self.active.pop(tail.path, None)
-            self.handles -= 1  # counted again below, as the new handle
-            got = self._handle(tail.path)
-            self.handles += 1  # the old handle, still open until drained
-            if got is None:
-                tail.fh = None
-                self.warn(Msg("warn_reopen", path=tail.path, reason="-"))
                 return
-            fh, fst = got
-            tail.fh, tail.ident, tail.pos, tail.gone, tail.lineno = fh, ident_of(fst), 0, False, 0
-            self.active[tail.path] = tail
-            self.closed.pop(tail.ident, None)
-            yield from self._poll_one(tail, now)
-            return
-        if st.st_size < tail.pos:
-            yield from self._truncated(tail)
-            return
         yield from self._idle(tail, now)
 
+    def _rotated(self, tail: Tail, st: os.stat_result, now: float) -> Iterator[tuple[Tail, int, str]]:
+        """A new file at the path: drain the old handle first, then read the new one from 0 (a copy of another
+        followed file from where that one was truncated; not yet, before it is)."""
+        copy = self.copies.check(self.tails.values(), tail.path, st, now, tail)
+        if copy is True:
+            return
+        assert tail.fh is not None
+        tail.old.append((tail.fh, tail.ident))
+        self.active.pop(tail.path, None)
+        self.handles -= 1  # counted again below, as the new handle
+        got = self._handle(tail.path)
+        self.handles += 1  # the old handle, still open until drained
+        if got is None:
+            tail.fh = None
+            self.warn(Msg("warn_reopen", path=tail.path, reason="-"))
+            return
+        fh, fst = got
+        tail.fh, tail.ident, tail.pos, tail.gone, tail.lineno = fh, ident_of(fst), 0, False, 0
+        tail.head = tail.recent = b""
+        if isinstance(copy, tuple):
+            tail.pos, tail.lineno = copy
+            fh.seek(tail.pos)
+        self.active[tail.path] = tail
+        self.closed.pop(tail.ident, None)
+        yield from self._poll_one(tail, now)
+
     def _truncated(self, tail: Tail) -> Iterator[tuple[Tail, int, str]]:
-        """Truncated in place (copytruncate): what is there now was written after the truncation."""
+        """Truncated in place (copytruncate): what is there now was written after the truncation. What was written
+        between our last read and the truncation is in the copy, when one appears in a followed folder: it is read
+        from the start of the line we were in (read/copies.py)."""
+        at = tail.pos - len(tail.partial)
+        tail.before = (tail.head, tail.recent, tail.pos, at, tail.lineno)
+        self.last_rescan = 0.0  # its copy is made before the truncation: list the folder at the next poll
         if tail.partial:
             yield from flush(tail)
         if tail.fh is not None:
             tail.fh.seek(0)
         tail.pos = 0
         tail.lineno = 0
+        tail.head = tail.recent = b""
 
     def _release(self, tail: Tail) -> None:
         if tail.fh is not None:

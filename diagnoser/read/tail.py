@@ -44,6 +44,9 @@ class Tail:
     host: str | None = None
     head: bytes = b""  # the file's first bytes, taken when it is parked
     stamp: tuple[int, int] = (0, 0)  # (size, mtime) when it was parked
+    recent: bytes = b""  # the last bytes read (up to HEAD): where a copy of the file must hold the same
+    # at its last truncation: (head, recent, offset read to, start of the line we were in, line number)
+    before: tuple[bytes, bytes, int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
