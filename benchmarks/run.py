@@ -10,7 +10,10 @@ Engine warnings), and a dense log from it (a failure every few hundred lines). E
 into --work. For each: `LC_ALL=C grep -c -F -f literals.txt` (the words a user greps a failed job's log
 for, from the shared folder), `diagnose -j 1` and `diagnose` with all cores, with wall time, MB/s,
 lines/s, peak RSS and the ratio to grep's time in the same run; the findings are checked against what
-the generator injected. Then the cost of database size: `diagnose -j 1` with ten times the signatures
+the generator injected. The live rows (benchmarks/live_rate.py): a child printing --live-lines lines as
+fast as it can, alone and under `diagnose run` (how fast it prints, what diagnose costs, whether the
+traceback after the flood is the root cause), and `--follow` on a file appended as fast (lines/s, how soon
+the traceback is told). Then the cost of database size: `diagnose -j 1` with ten times the signatures
 (synthetic ones, each with its own literals) against the same run without them.
 
 grep's output goes to a pipe, never to /dev/null: GNU grep notices /dev/null and stops at the first
@@ -33,6 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.generate import generate, parse_size  # noqa: E402
+from benchmarks.live_rate import follow_rows, run_rows  # noqa: E402
 from benchmarks.synthetic import write_signatures  # noqa: E402
 
 
@@ -89,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/diagnoser-bench", help="where the logs are generated")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each command; the best is shown")
     ap.add_argument("--no-db-growth", action="store_true", help="skip the ten-times-the-signatures run")
+    ap.add_argument("--live-lines", type=int, default=1_000_000,
+                    help="lines of the live rows (diagnose run, --follow; benchmarks/live_rate.py); 0 skips them")
     args = ap.parse_args(argv)
 
     shared, work = Path(args.shared), Path(args.work)
@@ -117,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
                 note = f"{len(set(expected) & found)} of {len(set(expected))} injected kinds"
             print(f"| {name} | {what} | {secs:.2f} ({spread:.2f}) | {mb / secs:,.0f} | {lines / secs:,.0f} | "
                   f"{rss / 1024:.0f} | {secs / grep_s:.2f}× | {note} |", flush=True)
+    if args.live_lines > 0:
+        live = work / "live"
+        live.mkdir(parents=True, exist_ok=True)
+        for row in run_rows(args.live_lines, live, args.repeat) + follow_rows(args.live_lines, live):
+            print(row, flush=True)
     if not args.no_db_growth:
         name, path, _expected = next(x for x in logs if x[0].startswith("independent"))
         extra = work / "synthetic-signatures"

@@ -121,7 +121,8 @@ def _follow(paths: list[Path], fmt: Format, signatures: list[str] | None, lang: 
     for p in paths:
         if not p.exists():
             warn(Msg("warn_follow_waiting", path=p))  # as tail -F: read from its start once it appears
-    from .modes.live import StopLive, follow
+    from .modes.following import follow
+    from .modes.live import StopLive
 
     db = load_checked([Path(d) for d in signatures or []])
     session = live_session(db, fmt, language, warn, hang_after, FOLLOW_HANG_DEFAULT, exit_on, sys.stdout,

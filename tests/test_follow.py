@@ -16,10 +16,11 @@ from diagnoser.read import follow as follow_mod
 from diagnoser.read import startmarks
 from diagnoser.read.follow import Follower
 from diagnoser.read.sources import MAX_LINE
+from diagnoser.read.tail import one_by_one
 
 
 def lines(f: Follower) -> list[tuple[str, int, str]]:
-    return [(Path(t.name).name, n, text) for t, n, text in f.poll()]
+    return [(Path(t.name).name, n, text) for t, n, text in one_by_one(f.poll())]
 
 
 def append(path: Path, text: str) -> None:

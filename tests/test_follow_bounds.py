@@ -14,6 +14,7 @@ import pytest
 
 from diagnoser.read import follow as follow_mod
 from diagnoser.read.follow import Follower
+from diagnoser.read.tail import one_by_one
 
 OOM = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
        "of 79.15 GiB of which 1.00 GiB is free.\n")
@@ -26,7 +27,7 @@ def _fds() -> int:
 def _lines(f: Follower, polls: int = 1) -> list[tuple[str, int, str]]:
     out: list[tuple[str, int, str]] = []
     for _ in range(polls):
-        out += [(Path(t.name).name, n, text) for t, n, text in f.poll()]
+        out += [(Path(t.name).name, n, text) for t, n, text in one_by_one(f.poll())]
     return out
 
 
@@ -162,7 +163,7 @@ def test_rotation_every_50_ms_loses_nothing_and_reads_nothing_twice(tmp_path: Pa
     ended = 0.0
     while not ended or time.monotonic() - ended < 1.5:
         got = False
-        for _t, _n, text in f.poll():
+        for _t, _n, text in one_by_one(f.poll()):
             got = True
             if text.startswith("FAIL <"):
                 seen[text[6:11]] = seen.get(text[6:11], 0) + 1

@@ -18,6 +18,7 @@ from diagnoser.read.follow import Follower
 from diagnoser.read.grouper import TracebackGrouper
 from diagnoser.read.normalize import Normalizer
 from diagnoser.read.sources import Source, decode
+from diagnoser.read.tail import one_by_one
 from diagnoser.read.traceback import MAX_TB_LINES, TracebackRecord
 from diagnoser.report.contract import to_json
 from diagnoser.search import feeder as fastscan
@@ -86,8 +87,8 @@ def test_appending_in_random_chunks_reads_the_same_lines(tmp_path_factory: pytes
         with open(log, "ab") as fh:
             fh.write(data[pos:pos + step])
         pos += step
-        got += [text for _t, _n, text in follower.poll()]
-    got += [text for _t, _n, text in follower.poll()]
+        got += [text for _t, _n, text in one_by_one(follower.poll())]
+    got += [text for _t, _n, text in one_by_one(follower.poll())]
     follower.close()
     assert got == [decode(x) for x in data[:-1].split(b"\n")]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import BinaryIO, TextIO
 
 import regex
@@ -24,8 +23,6 @@ from ..match.database import Database
 from ..match.events import Event, HitEvent, MetricEvent, UnrecognizedEvent
 from ..match.observe import PROGRESS
 from ..match.scanner import RECENT, SourceScanner
-from ..read.follow import Follower
-from ..read.startmarks import Marks
 from ..report.contract import finding_json
 from ..report.health import sparkline, values_text
 from ..report.model import Report, Stats, values_for
@@ -97,7 +94,8 @@ class LiveSession:
         self.stop = False
         self.output_gone = False  # our own output failed (disk full, reader gone): following is pointless
         self.warn = warn
-        self.last_lines: dict[str, int] = {}  # the last line of a stream read by read_stream
+        self.last_lines: dict[str, int] = {}  # the last line of a stream read by read_stream or fed
+        self.gates: dict[str, search.LiveGate] = {}  # by stream: the fast search of the lines fed
 
     # -- input -----------------------------------------------------------------------------------------
     def scanner(self, name: str, rank: int | None = None, host: str | None = None,
@@ -106,20 +104,19 @@ class LiveSession:
 
     def feed(self, name: str, lineno: int, text: str, rank: int | None = None, host: str | None = None,
              role: str = "worker") -> None:
-        sc = self.scanner(name, rank, host, role)
-        now = time.monotonic()
-        self.last_line = now
-        self.last_feed[name] = now
-        self.quiet.discard(name)
-        self.collector.lines += 1
-        self.collector.bytes += len(text.encode("utf-8", "replace")) + 1
-        sc.feed_raw(lineno, text)
-        who = f"rank {rank}" if rank is not None else name
-        self.rank_last[who] = now
-        if _PROGRESS.search(text):
-            self.last_progress = (now, text.strip()[-160:])
-        if self.stop:
-            raise StopLive
+        self.feed_piece(name, lineno, [text], rank, host, role)
+
+    def feed_piece(self, name: str, first: int, got: bytes | str | list[str], rank: int | None = None,
+                   host: str | None = None, role: str = "worker") -> None:
+        """Lines of a followed file numbered from `first` (whole lines as read, one line or lines as text) through
+        the fast search's gate, as batch and `diagnose run` read theirs (search.LiveGate): only the lines that
+        can matter reach the scanner."""
+        gate = self.gates.get(name)
+        if gate is None:
+            gate = self.gates[name] = search.LiveGate(self.scanner(name, rank, host, role), self.db.search, RECENT)
+        data = gate.feed(first, got)
+        self.last_lines[name] = first + data.count(b"\n") - 1
+        self.saw(name, data, f"rank {rank}" if rank is not None else name)
 
     def saw(self, name: str, data: bytes, who: str | None = None) -> None:
         """Whole lines of a stream read in one piece (read_stream): the clocks and counts of `feed`, per piece."""
@@ -146,6 +143,12 @@ class LiveSession:
                            first_line=self.last_lines.get(name, 0) + 1)
         self.last_lines[name] = last
         return last
+
+    def until_quiet(self, now: float) -> float:
+        """Seconds until the next stream that is fed goes quiet (tick then closes its tracebacks: a failure is told
+        that much sooner than at the next poll); inf when none is."""
+        waits = [IDLE - (now - t) for name, t in self.last_feed.items() if name not in self.quiet]
+        return max(0.01, min(waits)) if waits else float("inf")
 
     def tick(self) -> None:
         """Called often: flush files that went quiet, tell a hang."""
@@ -179,6 +182,8 @@ class LiveSession:
         """The final report. `exit_status`: the wrapped command's; 0 means no lone error line was its failure, any
         other status is a failure even when no line explains it."""
         self.clear_status()
+        for gate in self.gates.values():
+            gate.end()  # each file's tail lent to its scanner (each writer's last line and step)
         self.pipeline.finish_streams(self.last_lines)
         if exit_status == 0:
             self.collector.lone = []
@@ -277,23 +282,3 @@ def _where(event: HitEvent | UnrecognizedEvent) -> dict[str, object]:
 
 def _no_stats() -> Stats:
     return Stats()
-
-
-def follow(paths: list[Path], session: LiveSession, from_start: bool, warn: Callable[[str], None],
-           poll: float = 0.25, start: Marks | None = None) -> None:
-    """Follow until interrupted (KeyboardInterrupt) or told to stop (StopLive); `start`: where each file ended when
-    the command started (read from there, so nothing written while it started is lost)."""
-    follower = Follower(paths, from_start, warn, start=start)
-    try:
-        while True:
-            got = False
-            for tail, lineno, text in follower.poll():
-                got = True
-                session.feed(tail.name, lineno, text, tail.rank, tail.host, tail.role)
-            session.watching(len(follower.tails))
-            session.tick()
-            if not got:
-                time.sleep(min(poll, follower.pause()))  # sooner when polling is cheap: a rotated file may live 50 ms
-    finally:
-        follower.close()
-

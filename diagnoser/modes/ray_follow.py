@@ -178,8 +178,8 @@ def follow_cluster(target: RayTarget, paths: list[Path], session: LiveSession, f
             while True:
                 cluster.step()
                 if local is not None:
-                    for tail, lineno, text in local.poll():
-                        session.feed(tail.name, lineno, text, tail.rank, tail.host, tail.role)
+                    for tail, first, got in local.poll():  # through the gate, as --follow reads local files
+                        session.feed_piece(tail.name, first, got, tail.rank, tail.host, tail.role)
                 session.tick()
         finally:
             if local is not None:

@@ -26,6 +26,7 @@ from ..match.observe import PROGRESS
 from ..match.portable import rebuild
 from ..read.follow import Follower
 from ..read.sources import Source
+from ..read.tail import one_by_one
 from ..read.walk import describe, expand
 from ..report.redact import Redactor
 from .batch import scan_sources
@@ -197,7 +198,7 @@ class NodeFollower:
 
     def _read(self, idle: float) -> None:
         now = time.monotonic()
-        for tail, lineno, text in self.follower.poll():
+        for tail, lineno, text in one_by_one(self.follower.poll()):
             if self.ours(tail.path.name):
                 continue
             name = f"{self.job.ip}:{tail.name}"

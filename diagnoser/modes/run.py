@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import queue
 import signal
@@ -33,6 +34,9 @@ from ..search import LiteralSearch
 from .live import LiveSession, StopLive
 
 QUEUE_BYTES = 64 << 20  # output waiting for the diagnosis; past it, only the lines that can matter are queued
+# the child's pipes hold this much (Linux: F_SETPIPE_SZ, up to /proc/sys/fs/pipe-max-size) and a pump reads as much
+# at once: with the default 64 KiB the child waited on a full pipe each time a pump waited for the interpreter
+PIPE_BYTES = 1 << 20
 GRACE = 1.0  # seconds the pipes are read after the command exited (a background process may hold them open)
 FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
                   if hasattr(signal, name))
@@ -173,7 +177,7 @@ class _Pump(threading.Thread):
         while True:
             self.reading = True
             try:
-                chunk = os.read(self.fd, 1 << 16)
+                chunk = os.read(self.fd, PIPE_BYTES)
             except OSError:
                 chunk = b""
             self.reading = False
@@ -227,6 +231,9 @@ def run_command(cmd: list[str], session: LiveSession, log_path: str | None,
     output = _Output(session, 2, session.db.search.body,
                      lambda: child.poll() is not None and all(p.reading or not p.is_alive() for p in pumps))
     assert child.stdout is not None and child.stderr is not None
+    for pipe in (child.stdout, child.stderr):
+        with contextlib.suppress(OSError, AttributeError):  # not Linux, or a lower limit: the default size
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
         warn(Msg("warn_passthrough", reason=os.strerror(errno.EBADF)))  # our stdout is closed

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..i18n import Msg
 from ..safe import shown_path
+from . import tail as tails
 from .copies import Copies
 from .handles import Handles
 from .sources import lines_before
@@ -33,7 +34,7 @@ POLL_COST = 10  # and at least this many times what the last poll took
 
 
 class Follower(Handles):
-    """Polls the followed paths; `poll()` returns the complete new lines as (tail, lineno, text)."""
+    """Polls the followed paths; `poll()` returns what they gained, in pieces of whole lines (tails.Piece)."""
 
     def __init__(self, paths: list[Path], from_start: bool, warn: Callable[[str], None],
                  rescan_every: float | None = None, start: Marks | None = None) -> None:
@@ -128,7 +129,7 @@ class Follower(Handles):
             every = max(MIN_RESCAN, RESCAN_COST * self.walk_cost)
         return now - self.last_rescan >= every
 
-    def poll(self) -> Iterator[tuple[Tail, int, str]]:
+    def poll(self) -> Iterator[tails.Piece]:
         now = time.monotonic()
         if self._rescan_due(now):
             held = self._held()
@@ -166,7 +167,7 @@ class Follower(Handles):
         more than 1/POLL_COST of the time (thousands of files)."""
         return max(MIN_PAUSE, POLL_COST * self.cost)
 
-    def _wake(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
+    def _wake(self, tail: Tail, now: float) -> Iterator[tails.Piece]:
         """A parked file: reopened by its path when it changed; released when it went."""
         try:
             st = os.stat(tail.path)
@@ -195,7 +196,7 @@ class Follower(Handles):
             tail.fh.seek(tail.pos)
         yield from self._poll_one(tail, now)
 
-    def _poll_one(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
+    def _poll_one(self, tail: Tail, now: float) -> Iterator[tails.Piece]:
         # 1. the rest of rotated-away files, oldest first
         while tail.old:
             fh, ident_old = tail.old[0]
@@ -238,7 +239,7 @@ class Follower(Handles):
                 return
         yield from self._idle(tail, now)
 
-    def _rotated(self, tail: Tail, st: os.stat_result, now: float) -> Iterator[tuple[Tail, int, str]]:
+    def _rotated(self, tail: Tail, st: os.stat_result, now: float) -> Iterator[tails.Piece]:
         """A new file at the path: drain the old handle first, then read the new one from 0 (a copy of another
         followed file from where that one was truncated; not yet, before it is)."""
         copy = self.copies.check(self.tails.values(), tail.path, st, now, tail)
@@ -264,7 +265,7 @@ class Follower(Handles):
         self.closed.pop(tail.ident, None)
         yield from self._poll_one(tail, now)
 
-    def _truncated(self, tail: Tail) -> Iterator[tuple[Tail, int, str]]:
+    def _truncated(self, tail: Tail) -> Iterator[tails.Piece]:
         """Truncated in place (copytruncate): what is there now was written after the truncation. What was written
         between our last read and the truncation is in the copy, when one appears in a followed folder: it is read
         from the start of the line we were in (read/copies.py)."""
@@ -287,7 +288,7 @@ class Follower(Handles):
         if self.tails.get(tail.path) is tail:
             del self.tails[tail.path]
 
-    def _idle(self, tail: Tail, now: float) -> Iterator[tuple[Tail, int, str]]:
+    def _idle(self, tail: Tail, now: float) -> Iterator[tails.Piece]:
         if tail.partial and now - tail.partial_since >= IDLE_FLUSH:
             yield from flush(tail)
 

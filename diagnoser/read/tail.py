@@ -122,8 +122,13 @@ def read_some(fh: BinaryIO) -> bytes:
             return out
 
 
-def lines(tail: Tail, data: bytes, now: float) -> Iterator[tuple[Tail, int, str]]:
-    """The complete lines of `data` after the tail's partial line; the rest waits for its newline."""
+# what a followed file gives: (its tail, the number of the first line, the lines): whole lines as read (bytes,
+# each ending in a newline), or one line as text (str: a partial line flushed, or the head of a cut one)
+Piece = tuple[Tail, int, "bytes | str"]
+
+
+def lines(tail: Tail, data: bytes, now: float) -> Iterator[Piece]:
+    """The complete lines of `data` after the tail's partial line, in one piece; the rest waits for its newline."""
     tail.last_data = now
     if tail.overlong:
         nl = data.find(b"\n")
@@ -142,14 +147,24 @@ def lines(tail: Tail, data: bytes, now: float) -> Iterator[tuple[Tail, int, str]
     tail.partial = rest[:MAX_LINE]
     tail.overlong = len(rest) >= MAX_LINE
     tail.partial_since = now
-    for raw in data[:end].split(b"\n"):
-        tail.lineno += 1
-        yield tail, tail.lineno, line_text(raw)
+    first = tail.lineno + 1
+    tail.lineno += data.count(b"\n", 0, end + 1)
+    yield tail, first, data if end + 1 == len(data) else data[:end + 1]
 
 
-def flush(tail: Tail) -> Iterator[tuple[Tail, int, str]]:
+def flush(tail: Tail) -> Iterator[Piece]:
     """The partial line as a line of its own (its writer went quiet, or its file ended)."""
     raw, tail.partial = tail.partial, b""
     cut, tail.overlong = tail.overlong, False
     tail.lineno += 1
     yield tail, tail.lineno, line_text(raw, cut)
+
+
+def one_by_one(pieces: Iterator[Piece]) -> Iterator[tuple[Tail, int, str]]:
+    """The lines of `pieces`, one by one, as text."""
+    for tail, first, got in pieces:
+        if isinstance(got, str):
+            yield tail, first, got
+            continue
+        for k, raw in enumerate(got[:-1].split(b"\n")):
+            yield tail, first + k, line_text(raw)

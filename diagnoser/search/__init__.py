@@ -14,14 +14,14 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from ..read import activity
-from ..read.sources import read_guarded
+from ..read.sources import MAX_LINE, read_guarded
 from .engine import LiteralSearch, engine_name
 from .feeder import FastFeeder, Sink
 from .index import GateIndex, SearchIndex
 from .split import LimitedReader, Part, head_year, plan_parts
 from .tail import tail_lines
 
-__all__ = ["GateIndex", "LimitedReader", "LiteralSearch", "Part", "SearchIndex", "Sink", "engine_name",
+__all__ = ["GateIndex", "LimitedReader", "LiteralSearch", "LiveGate", "Part", "SearchIndex", "Sink", "engine_name",
            "head_year", "plan_parts", "scan"]
 
 
@@ -35,6 +35,49 @@ def scan(sink: Sink, index: SearchIndex, reader: BinaryIO, count: Callable[[int]
     read_guarded(lambda: feeder.run(reader), warn, name)
     sink.lend(tail_lines(feeder, activity.TAIL_LINES))
     return feeder.next_line - 1
+
+
+def _uncounted(_n: int) -> None:
+    return None
+
+
+class LiveGate:
+    """`scan` for a source that grows (--follow): its lines come in pieces, as text, and pass the same gate
+    (the head fed whole, open tracebacks' streams, the lines around a hit lent back) through one feeder kept
+    from piece to piece; only the lines that can matter reach the scanner. `end` lends the tail as `scan`
+    does. The result equals feeding every line, as `scan`'s does (tests/test_live_gate.py)."""
+
+    def __init__(self, sink: Sink, index: SearchIndex, memory: int) -> None:
+        self.sink, self.index, self.memory = sink, index, max(memory, activity.TAIL_LINES)
+        self.feeder: FastFeeder | None = None
+
+    def feed(self, first: int, got: bytes | str | list[str]) -> bytes:
+        """Lines numbered from `first` on (a lower number than the next one expected: the file began again,
+        rotated or truncated): whole lines as read (bytes), one line as text (a partial or cut line), or lines
+        as text. Returns them as bytes (what the session counts)."""
+        feeder = self.feeder
+        if feeder is None or first < feeder.next_line:
+            self.end()
+            feeder = self.feeder = FastFeeder(self.sink, self.index, _uncounted, self.memory)
+        feeder.next_line = first
+        if isinstance(got, bytes):
+            feeder.feed_block(got)
+            return got
+        texts = [got] if isinstance(got, str) else got
+        data = ("\n".join(texts) + "\n").encode("utf-8", "replace")
+        if not isinstance(got, str) and max(map(len, texts)) * 3 < MAX_LINE:
+            feeder.feed_block(data)  # no line long enough to be cut once encoded
+            return data
+        for text in texts:  # one by one, as read: a cut line is not cut again
+            feeder.feed_loose(text)
+        return data
+
+    def end(self) -> int:
+        """The source ended (or began again): its tail lent to the scanner; the number of its last line."""
+        if self.feeder is None:
+            return 0
+        self.sink.lend(tail_lines(self.feeder, activity.TAIL_LINES))
+        return self.feeder.next_line - 1
 
 
 def die_with_parent() -> None:

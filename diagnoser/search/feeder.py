@@ -142,9 +142,9 @@ class FastFeeder:
         self._refresh()
         for piece, whole in self._pieces(fh):
             if whole:
-                self._block(piece)
+                self.feed_block(piece)
             else:
-                self._feed_loose(piece)
+                self.feed_loose(piece)
         return self.next_line - 1
 
     def _pieces(self, fh: BinaryIO) -> Iterator[tuple[bytes, bool]]:
@@ -189,7 +189,8 @@ class FastFeeder:
             self._refresh()
         return self.index.matters(found, clean_text(line_text(raw)), self.dropped if head else frozenset())
 
-    def _block(self, block: bytes) -> None:
+    def feed_block(self, block: bytes) -> None:
+        """Whole lines that follow the last ones (a block of a file; a piece of a live source)."""
         if self.block:
             self.history.append((self.block, self.block_first, self.block_last))
             while len(self.history) > 1 and self.block_first - self.history[1][1] >= self.memory:
@@ -267,13 +268,13 @@ class FastFeeder:
         self._feed(block[pos:end])
         return end + 1
 
-    def _feed_loose(self, raw: bytes) -> None:
-        """An over-long line that began after the last block."""
+    def feed_loose(self, raw: bytes | str) -> None:
+        """An over-long line that began after the last block (or a line a live source read as text)."""
         self.cur_off, self.cur_line = len(self.block), self.next_line
         self._feed(raw)
 
-    def _feed(self, raw: bytes) -> None:
-        self.scanner.feed_raw(self.next_line, line_text(raw))
+    def _feed(self, raw: bytes | str) -> None:
+        self.scanner.feed_raw(self.next_line, raw if isinstance(raw, str) else line_text(raw))
         self.next_line += 1
 
     def _lookback(self, first: int, last: int) -> list[tuple[int, str]]:
