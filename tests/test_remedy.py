@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.judge.remedy import choose, fill, holds
+from diagnoser.errors import SignatureError
+from diagnoser.judge.remedy import choose, fill, holds, verdict_of
+from diagnoser.match.parse import parse_signature
 from diagnoser.match.schema import RemedyVariant, Text, WhenTest
 
 
@@ -55,6 +57,25 @@ def test_choose_first_matching_else_default() -> None:
     assert choose(variants, {"packing": "0"}).en == "off"
     assert choose(variants, {}).en == "unknown"
     assert choose(variants, {"packing": "maybe"}).zh == "未知"
+
+
+def test_a_variant_can_name_its_own_verdict() -> None:
+    variants = (
+        RemedyVariant((WhenTest("usage_reason", "present", True),), Text("misuse", "误用"), "fix-then-restart"),
+        RemedyVariant((), Text("network", "网络")),
+    )
+    assert verdict_of(variants, {"usage_reason": "invalid usage"}, "restart") == "fix-then-restart"
+    assert verdict_of(variants, {}, "restart") == "restart"
+
+
+def test_a_variant_verdict_outside_the_known_ones_is_refused() -> None:
+    doc = {"id": "x-err", "title": {"en": "t", "zh": "t"}, "kind": "cause", "severity": "error",
+           "match": {"any": ["XErr: boom"]}, "why": {"en": "w", "zh": "w"}, "references": ["here"],
+           "examples": {"match": ["XErr: boom"], "no_match": ["fine"]},
+           "remedy": [{"when": {"a": {"present": True}}, "verdict": "reboot", "en": "r", "zh": "r"},
+                      {"en": "d", "zh": "d"}]}
+    with pytest.raises(SignatureError, match=r"remedy\[0\]\.verdict"):
+        parse_signature(doc, "x-err.yaml", "user")
 
 
 def test_every_message_of_the_tool_has_both_languages_with_the_same_placeholders() -> None:

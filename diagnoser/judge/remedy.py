@@ -68,11 +68,20 @@ def holds(test: WhenTest, values: Mapping[str, str]) -> bool:
     return {"gt": number > want, "ge": number >= want, "lt": number < want, "le": number <= want}[test.op]
 
 
-def choose(variants: tuple[RemedyVariant, ...], values: Mapping[str, str]) -> Text:
+def chosen(variants: tuple[RemedyVariant, ...], values: Mapping[str, str]) -> RemedyVariant:
     for variant in variants:
         if all(holds(t, values) for t in variant.when):
-            return variant.text
-    return variants[-1].text
+            return variant
+    return variants[-1]
+
+
+def choose(variants: tuple[RemedyVariant, ...], values: Mapping[str, str]) -> Text:
+    return chosen(variants, values).text
+
+
+def verdict_of(variants: tuple[RemedyVariant, ...], values: Mapping[str, str], default: str) -> str:
+    """The signature's verdict, or the one its chosen remedy variant names for this case."""
+    return chosen(variants, values).verdict or default
 
 
 def _apply_filter(value: str, name: str) -> str:

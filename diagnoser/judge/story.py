@@ -140,7 +140,8 @@ def _explain_echo(entry: Entry, root: Finding, symptoms: set[str], folded: list[
 
 
 def build_story(collector: Collector, ranked: list[Finding], root: Finding | None, failed: bool,
-                lang: str, unrecognized: list[Unrecognized] | None = None, empty: bool = False) -> Story:
+                lang: str, unrecognized: list[Unrecognized] | None = None, empty: bool = False,
+                root_verdict: str | None = None) -> Story:
     entries = [Entry(key, m) for key, m in collector.timeline.items()]
     for e in entries:
         _explain(e, collector.kernel, collector.roles)
@@ -161,7 +162,7 @@ def build_story(collector: Collector, ranked: list[Finding], root: Finding | Non
                 delay = f.first.ts - root.first.ts
             echoes.append(Echo(f, len(f.ranks) or len(f.hosts), delay))
     if root is not None:
-        verdict = root.sig.verdict
+        verdict = root_verdict or root.sig.verdict
     elif failed:
         verdict = "investigate"
     else:

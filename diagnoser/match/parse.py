@@ -171,10 +171,11 @@ def _parse_remedy(r: YamlReader, value: object) -> tuple[RemedyVariant, ...]:
     for i, item in enumerate(value):
         where = f"remedy[{i}]"
         data = r.mapping(item, where)
-        r.only(data, where, ("when", "en", "zh"))
+        r.only(data, where, ("when", "verdict", "en", "zh"))
         when = r.when(data["when"], f"{where}.when") if "when" in data else ()
-        text = r.text({k: v for k, v in data.items() if k != "when"}, where)
-        variants.append(RemedyVariant(when, text))
+        verdict = r.choice(data["verdict"], f"{where}.verdict", VERDICTS) if "verdict" in data else None
+        text = r.text({k: v for k, v in data.items() if k not in ("when", "verdict")}, where)
+        variants.append(RemedyVariant(when, text, verdict))
     if variants[-1].when:
         raise r.fail(f"remedy[{len(variants) - 1}]", "the last variant must have no `when` (it is the default)")
     return tuple(variants)

@@ -81,10 +81,12 @@ class WhenTest:
 
 @dataclass(frozen=True, slots=True)
 class RemedyVariant:
-    """One remedy text, used when every test in `when` holds (an empty `when` always holds)."""
+    """One remedy text, used when every test in `when` holds (an empty `when` always holds). `verdict`, when set,
+    replaces the signature's for this case (NCCL's "invalid usage" is configuration, its network errors are not)."""
 
     when: tuple[WhenTest, ...]
     text: Text
+    verdict: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

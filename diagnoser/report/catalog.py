@@ -130,6 +130,8 @@ def render_explain(sig: Signature, out: TextIO, lang: str, color: bool) -> None:
         elif len(sig.remedy) > 1:
             console.print(_t(msg("otherwise", lang), style="italic"))
         console.print(_t(readable(variant.text.get(lang))))
+        if variant.verdict is not None and variant.verdict != sig.verdict:
+            console.print(_t(label("verdict", lang) + variant.verdict, style="dim"))
     console.print()
     console.print(_t(msg("patterns", lang) if not sig.metric else msg("metric_rule", lang), style="bold"))
     for clause in sig.metric:  # a health rule: the metric keys it reads and when a series goes bad

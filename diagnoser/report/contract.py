@@ -18,7 +18,7 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
         "role": f.sig.role,
         "severity": f.sig.severity,
         "layer": f.sig.layer,
-        "verdict": f.sig.verdict,
+        "verdict": report.verdicts.get(f.sig.id, f.sig.verdict),
         "count": f.count,
         "first": f.first.to_json(),
         "last": f.last.to_json(),

@@ -10,7 +10,7 @@ from ..judge.findings import Fact, Finding, Location, Unrecognized, earlier
 from ..judge.forensics import Forensics, judge_forensics, set_aside
 from ..judge.lead import Lead, choose_lead, fold_echoes
 from ..judge.rank import compact_ranks, rank_findings, root_cause
-from ..judge.remedy import fill, render_remedy
+from ..judge.remedy import fill, render_remedy, verdict_of
 from ..judge.story import Story, build_story
 from ..match.events import EvidenceLine
 from ..match.observe import framework_of
@@ -42,6 +42,7 @@ class Report:
     stats: Stats
     why: dict[str, str] = field(default_factory=dict)
     remedy: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, str] = field(default_factory=dict)  # the signature's, or its chosen remedy variant's
     job_status: str | None = None  # what the scheduler reported, from --job-status / --exit-code
     story: Story | None = None
     nodes: list[NodeState] | None = None  # the Ray nodes read (diagnose --ray); None for local files
@@ -155,8 +156,10 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
         values = values_for(f, collector.facts)
         report.why[f.sig.id] = fill(f.sig.why.get(lang), values)
         report.remedy[f.sig.id] = render_remedy(f.sig.remedy, values, lang)
+        report.verdicts[f.sig.id] = verdict_of(f.sig.remedy, values, f.sig.verdict)
+    root_verdict = report.verdicts.get(report.root_cause.sig.id) if report.root_cause is not None else None
     report.story = build_story(collector, ranked, report.root_cause, report.failed, lang, unrecognized,
-                               report.empty)
+                               report.empty, root_verdict)
     report.forensics = forensics
     if forensics.restarts is not None and forensics.restarts.verdict == "stop" and report.failed:
         report.story.verdict = "stop"
