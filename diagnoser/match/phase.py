@@ -32,6 +32,9 @@ _RULES: tuple[tuple[str, str | None, str | None], ...] = (
                     r"fully_shard|apply_fsdp2|_configure_optimizer|_configure_zero_optimizer|create_model)$"),
     ("build", None, r"(?:^|_)init_model(?:_from_pretrained)?$"),
     ("build", r"torch/distributed/fsdp/", r"^__init__$"),
+    # a module being constructed: a model class's or torch.nn layer's __init__ (transformers 5.17 on an H100:
+    # LlamaForCausalLM.__init__ -> LlamaMLP.__init__ -> nn.Linear.__init__ -> torch.empty, sample_logs/gpu/build-oom)
+    ("build", r"(?:transformers/models/[^/]+/modeling_\w+|torch/nn/modules/\w+)\.py$", r"^__init__$"),
     ("build", r"deepspeed/__init__\.py$", r"^initialize$"),
     ("train", None, r"(?:^|_)(?:update_actor|update_critic|update_policy|update_critic_model|backward|train_step|"
                     r"training_step_impl|compute_loss|ppo_train|train_batch|forward_backward_no_pipelining|"
