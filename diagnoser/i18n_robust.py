@@ -27,4 +27,16 @@ ROBUST_MESSAGES: dict[str, dict[str, str]] = {
     "warn_regex_budget": {"en": "{where}: regex spent {seconds} s on {n} slow line(s); it is switched off for the "
                                 "rest of this run",
                           "zh": "{where}：正则表达式在 {n} 行慢速匹配上共耗时 {seconds} 秒；本次运行余下部分不再使用"},
+    # a file that changed while a post-mortem read it (issue 19, modes/batch.py)
+    "warn_changed_deleted": {"en": "{name}: deleted while it was read; the report holds what was read, to its end",
+                             "zh": "{name}：读取期间被删除；报告包含已读取的内容（读到了文件末尾）"},
+    "warn_changed_replaced": {"en": "{name}: replaced by another file while it was read; the report holds the file "
+                                    "that was there when the scan began",
+                              "zh": "{name}：读取期间被另一个文件替换；报告包含扫描开始时的那个文件"},
+    "warn_changed_truncated": {"en": "{name}: truncated while it was read (from {before} to {after} bytes); the report "
+                                     "holds what was read before the cut",
+                               "zh": "{name}：读取期间被截断（从 {before} 字节到 {after} 字节）；"
+                                     "报告包含截断前读到的内容"},
+    "warn_part_failed": {"en": "{name}: could not be read from byte {start} ({reason}); the report holds what was read",
+                         "zh": "{name}：从第 {start} 字节起无法读取（{reason}）；报告包含已读取的内容"},
 }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .. import search
 from ..errors import InputError
+from ..i18n import Msg
 from ..judge.collector import Collector
 from ..match.database import Database, build_database
 from ..match.schema import Signature
@@ -187,9 +188,49 @@ def scan_sources(pipeline: Pipeline, sources: list[Source], jobs: int = 1, fast:
     process pool; results are merged in source order, so the report is the same as a sequential
     scan's. Standard input is always read here.
     """
-    db = pipeline.db
     progress = progress or Progress()
     year = job_year(sources)
+    before = _stats(sources)
+    _scan_all(pipeline, sources, jobs, fast, first_index, progress, year)
+    _changed(pipeline, sources, before)
+
+
+def _stats(sources: list[Source]) -> dict[int, os.stat_result]:
+    """Each regular file's state when the scan begins, to tell one that changed while it was read."""
+    out: dict[int, os.stat_result] = {}
+    for i, s in enumerate(sources):
+        try:
+            st = os.stat(s.path) if s.path is not None else None
+        except OSError:
+            continue
+        if st is not None and stat.S_ISREG(st.st_mode):
+            out[i] = st
+    return out
+
+
+def _changed(pipeline: Pipeline, sources: list[Source], before: dict[int, os.stat_result]) -> None:
+    """One line for each file deleted, replaced or truncated while it was read: the report holds what was read."""
+    skipped = [str(problem) for problem in pipeline.collector.unreadable]
+    for i, st in before.items():
+        name = sources[i].name
+        if any(name in problem for problem in skipped):
+            continue  # never read: said already
+        try:
+            now = os.stat(sources[i].path)  # type: ignore[arg-type]
+        except FileNotFoundError:
+            pipeline.warn(Msg("warn_changed_deleted", name=name))
+            continue
+        except OSError:
+            continue
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            pipeline.warn(Msg("warn_changed_replaced", name=name))
+        elif now.st_size < st.st_size:
+            pipeline.warn(Msg("warn_changed_truncated", name=name, before=st.st_size, after=now.st_size))
+
+
+def _scan_all(pipeline: Pipeline, sources: list[Source], jobs: int, fast: bool | str, first_index: int,
+              progress: Progress, year: int | None) -> None:
+    db = pipeline.db
     tasks = _tasks(db, sources, jobs, fast, first_index) if jobs > 1 else []
     if len(tasks) > 1:
         signatures = db.by_id()

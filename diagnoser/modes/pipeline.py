@@ -155,15 +155,19 @@ class Pipeline:
         collector.sources = 1 if part.start == 0 else 0
         _identify(collector, source)
         scanner = SourceScanner(self.db, self.matcher, source.name, index, collector, source.rank, source.host, year)
-        before_lead = lines_before(path, part.lead) if part.lead else 0
-        before_start = before_lead
-        if part.start:
-            scanner.normalizer.year = search.head_year(path)
-            with open(path, "rb") as fh:
-                fh.seek(part.lead)
-                before_start += fh.read(part.start - part.lead).count(b"\n")
+        try:
+            before_lead = lines_before(path, part.lead) if part.lead else 0
+            before_start = before_lead
+            if part.start:
+                scanner.normalizer.year = search.head_year(path)
+                with open(path, "rb") as fh:
+                    fh.seek(part.lead)
+                    before_start += fh.read(part.start - part.lead).count(b"\n")
+            reader = search.LimitedReader(path, part.lead, part.end)
+        except OSError as exc:  # deleted (or made unreadable) since the scan began: the other parts hold what was read
+            self.warn(Msg("warn_part_failed", name=source.name, start=part.start, reason=exc.strerror or exc))
+            return collector
         scanner.metrics_from = before_start + 1  # the earlier part told the metric records of the lead
-        reader = search.LimitedReader(path, part.lead, part.end)
         try:
             last = search.scan(scanner, self.db.search, reader, lambda _n: None, memory=RECENT,  # type: ignore[arg-type]
                                name=source.name, warn=self.warn, first_line=before_lead + 1)
