@@ -25,7 +25,7 @@ from ..match.observe import PROGRESS
 from ..match.scanner import RECENT, SourceScanner
 from ..report.contract import finding_json
 from ..report.health import sparkline, values_text
-from ..report.model import Report, Stats, values_for
+from ..report.model import Report, Stats, clip_key, values_for
 from ..report.words import where_text
 from ..safe import json_dumps, printable
 from .pipeline import Pipeline
@@ -235,7 +235,7 @@ class LiveSession:
         lines = [f"{mark} [{msg(f.sig.kind, self.lang)}] {f.sig.title.get(self.lang)}  ({f.sig.id})",
                  f"  {where_text(f.first, self.lang)}"
                  + (" · " + msg("on_ranks", self.lang, ranks=compact_ranks(f.ranks)) if len(f.ranks) > 1 else "")]
-        key = next((e.raw for e in f.evidence if e.key), "")
+        key = clip_key(next((e.raw for e in f.evidence if e.key), ""))
         if key:
             lines.append("  > " + key)  # the key line whole: its end often says what to do
         if f.health is not None:

@@ -5,11 +5,9 @@ from __future__ import annotations
 from ..judge.findings import Finding, Location, Unrecognized
 from ..judge.ranks import RankRow
 from .health import health_json
-from .model import MAX_EVIDENCE_CHARS, SCHEMA, Report
+from .model import MAX_EVIDENCE_CHARS, MAX_ROW_SOURCES, MAX_UNRECOGNIZED_RANKS, SCHEMA, Report, clip, clip_key
 
 MAX_RANK_ROWS = 100000
-
-
 def finding_json(report: Report, f: Finding) -> dict[str, object]:
     return {
         "id": f.sig.id,
@@ -23,14 +21,14 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
         "first": f.first.to_json(),
         "last": f.last.to_json(),
         "ranks": sorted(f.ranks),
-        "hosts": sorted(f.hosts),
+        "hosts": [clip(h) for h in sorted(f.hosts)],
         "sources": list(f.sources),
         "captures": dict(f.captures),
         "why": report.why[f.sig.id],
         "remedy": report.remedy[f.sig.id],
         "references": list(f.sig.references),
         # context lines cut; the key line whole (its end often holds the advice: PyTorch's PYTORCH_CUDA_ALLOC_CONF)
-        "evidence": [e.raw if e.key else e.raw[:MAX_EVIDENCE_CHARS] for e in f.evidence],
+        "evidence": [clip_key(e.raw) if e.key else e.raw[:MAX_EVIDENCE_CHARS] for e in f.evidence],
         "evidence_lines": [e.lineno for e in f.evidence],
         "symptom_of": report.symptom_of(f),
         "matched_on": f.matched_on,
@@ -39,8 +37,9 @@ def finding_json(report: Report, f: Finding) -> dict[str, object]:
 
 
 def unrecognized_json(u: Unrecognized) -> dict[str, object]:
-    return {"exception": u.exc_type, "message": u.message, "source": u.first.source, "line": u.first.line,
-            "count": u.count, "frame": u.frame, "rank": u.first.rank, "ranks": sorted(u.ranks), "lone": u.lone,
+    return {"exception": clip(u.exc_type), "message": clip(u.message), "source": clip(u.first.source),
+            "line": u.first.line, "count": u.count, "frame": clip(u.frame) if u.frame else u.frame,
+            "rank": u.first.rank, "ranks": sorted(u.ranks)[:MAX_UNRECOGNIZED_RANKS], "lone": u.lone,
             "symptom_of": [u.echo_of] if u.echo_of else []}
 
 
@@ -91,12 +90,14 @@ def _where(loc: Location | None) -> dict[str, object] | None:
 def _row(r: RankRow) -> dict[str, object]:
     error = None
     if r.first_error is not None:
-        error = {"id": r.first_error[0], "message": r.detail or None, **(_where(r.first_error[1]) or {})}
+        error = {"id": clip(r.first_error[0]), "message": clip(r.detail) if r.detail else None,
+                 **(_where(r.first_error[1]) or {})}
     echo = None if r.first_echo is None else {"id": r.first_echo[0], **(_where(r.first_echo[1]) or {})}
-    return {"rank": r.rank, "attempt": r.attempt, "host": r.host, "gpu": r.gpu, "pid": r.pid,
-            "local_rank": r.local_rank, "state": r.state, "last_step": r.step, "last_time": r.last_time,
-            "last_line": r.last_line, "first_error": error, "first_echo": echo, "exit_code": r.exit_code,
-            "signal": r.signal, "killed_by": r.killed_by, "sources": list(r.sources)}
+    return {"rank": r.rank, "attempt": r.attempt, "host": clip(r.host) if r.host else r.host, "gpu": r.gpu,
+            "pid": r.pid, "local_rank": r.local_rank, "state": r.state, "last_step": r.step, "last_time": r.last_time,
+            "last_line": clip(r.last_line) if r.last_line else r.last_line, "first_error": error, "first_echo": echo,
+            "exit_code": r.exit_code, "signal": r.signal, "killed_by": r.killed_by,
+            "sources": [clip(x) for x in r.sources[:MAX_ROW_SOURCES]]}
 
 
 def forensics_json(report: Report) -> dict[str, object]:

@@ -7,7 +7,7 @@ from ..i18n import msg
 from ..judge.findings import Finding
 from ..safe import md_block, md_cell, md_code, md_fence, md_text
 from .health import health_rows, precursor_lines, sparkline, values_text
-from .model import Report, first_unrecognized
+from .model import Report, clip_key, first_unrecognized
 from .nodes import nodes_markdown
 from .ranks import culprit_line, notes, rank_groups
 from .words import (
@@ -40,7 +40,8 @@ def _finding(report: Report, f: Finding, heading: str, lead: bool) -> list[str]:
     out += ["", f"### {msg('evidence', lang)}", ""]
     # the key line whole; context lines cut
     out += md_fence([f"{'>' if e.key else ' '} {e.lineno:>6} | "
-                     + (e.raw if e.key else e.raw[:EVIDENCE_WIDTH] + ("…" if len(e.raw) > EVIDENCE_WIDTH else ""))
+                     + (clip_key(e.raw) if e.key
+                        else e.raw[:EVIDENCE_WIDTH] + ("…" if len(e.raw) > EVIDENCE_WIDTH else ""))
                      for e in f.evidence])
     out.append("")
     if lead:

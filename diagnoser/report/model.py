@@ -18,6 +18,25 @@ from .nodes import NodeState
 
 SCHEMA = 1
 MAX_EVIDENCE_CHARS = 400
+# The report's size is bounded whatever the log (issue 19): a string a log controls is clipped, and the ranks of an
+# unrecognised error are listed up to a cap (its count says how many times it was seen).
+MAX_TEXT = 400  # characters of an unrecognised error's (or a rank's first error's) message, frame, file or host name
+MAX_KEY_CHARS = 4096  # characters of a key evidence line: its first 3 KiB and its last 1 KiB (the advice is at its end)
+MAX_UNRECOGNIZED_RANKS = 256
+MAX_ROW_SOURCES = 16  # files listed in a rank's row
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def clip_key(text: str) -> str:
+    if len(text) <= MAX_KEY_CHARS:
+        return text
+    tail = MAX_KEY_CHARS // 4
+    return text[:MAX_KEY_CHARS - tail - 1] + "…" + text[-tail:]
+
+
 # The meta signature that explains a job reported as succeeded although its logs show a failure.
 MASKED_ID = "dlc-exit-code-masked"
 SUCCESS_WORDS = ("succeeded", "success", "successful", "completed", "complete", "done", "ok")

@@ -13,17 +13,18 @@ from ..judge.findings import Finding, Unrecognized
 from ..judge.rank import compact_ranks
 from ..safe import printable
 from .health import sparkline, values_text
-from .model import Report
+from .model import Report, clip, clip_key
 from .words import EVIDENCE_WIDTH, exception_title, headline, label, seen_text, unrecognized_hint, where_text
 from .wrap import Wrapped, units
 
 
 def evidence(f: Finding) -> Group:
-    """Context lines cut to one row each (with an ellipsis); the key line (marked >) is shown whole, wrapped."""
+    """Context lines cut to one row each (with an ellipsis); the key line (marked >) is shown whole, wrapped (up to
+    4 KiB: its first 3 and last 1)."""
     rows: list[RenderableType] = []
     width = max((len(str(e.lineno)) for e in f.evidence), default=1)
     for e in f.evidence:
-        raw = printable(e.raw.replace("\t", "    "))
+        raw = printable((clip_key(e.raw) if e.key else e.raw).replace("\t", "    "))
         marker = ">" if e.key else " "
         line = Text(f"{marker} {e.lineno:>{width}} │ ", style="bold red" if e.key else "dim")
         if e.key:
@@ -84,8 +85,8 @@ def unrecognized_panel(report: Report, u: Unrecognized, heading: str) -> Panel:
         Wrapped(label("seen", lang) + units(seen)),
     ]
     if u.frame:
-        body.append(Wrapped(label("frame", lang) + u.frame))
-    message = f"{u.exc_type}: {u.message}" if u.exc_type != "?" else u.message
+        body.append(Wrapped(label("frame", lang) + clip(u.frame)))
+    message = f"{clip(u.exc_type)}: {clip(u.message)}" if u.exc_type != "?" else clip(u.message)
     body += [Text(""), Text(printable(message), style="bold", overflow="fold"), Text(""),
              Wrapped(unrecognized_hint(u, lang))]
     return Panel(Group(*body), title=_heading(heading, lang), title_align="left", border_style="yellow",
