@@ -257,9 +257,9 @@ def test_open_traceback_on_a_prefixed_stream_feeds_only_that_stream(db, small_bl
     fed: list[int] = []
     real = scanner.SourceScanner.feed_raw
 
-    def counting(self, lineno: int, raw: str) -> None:  # type: ignore[no-untyped-def]
+    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
         fed.append(lineno)
-        real(self, lineno, raw)
+        real(self, lineno, raw, found)
 
     monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
     fast = _json(db, [log], fast=True)

@@ -127,3 +127,31 @@ def test_strip_ansi_is_idempotent_on_plain_text() -> None:
 def test_srun_label_is_stripped_and_the_rank_prefix_after_it_read() -> None:
     line = Normalizer("x").lines(1, "4: [rank4]: RuntimeError: cuDNN Error: Tensor strides not set")[0]
     assert line.text == "RuntimeError: cuDNN Error: Tensor strides not set" and line.rank == 4
+
+
+def test_prefix_candidates_strip_as_trying_every_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the prefix patterns that can match a line's first two characters are tried (prefixes.candidates): every
+    sample line normalises exactly as when each pattern of its first character's group is tried in turn."""
+    from pathlib import Path
+
+    from diagnoser.read import normalize, prefixes
+
+    root = Path(__file__).resolve().parents[1] / "sample_logs"
+    lines = [line for path in sorted(root.rglob("*.log"))
+             for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+    lines += ["[rank", "[r", "(", "I0325 20:57:27.620000 2606 api.py:869] x", "node-3: y", "Sep  1 10:00:00 h k: z"]
+
+    def every(text: str) -> tuple[object, ...] | None:
+        first = text[0]
+        group = {"[": prefixes.BRACKET, "(": prefixes.PAREN}.get(first) or (
+            prefixes.DIGIT if first.isdigit() else prefixes.ALPHA if first.isalpha() else ())
+        return group or None
+
+    def normalised() -> list[list[tuple[object, ...]]]:
+        n = Normalizer("x")
+        return [[(x.text, x.stream, x.rank, x.host, x.actor, x.pid, x.time, x.lrank) for x in n.lines(i, raw)]
+                for i, raw in enumerate(lines, 1)]
+
+    fast = normalised()
+    monkeypatch.setattr(normalize, "prefix_candidates", every)
+    assert normalised() == fast

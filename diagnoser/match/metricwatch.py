@@ -49,19 +49,21 @@ class MetricWatch:
         self.vanishing = any(r.vanished for r in rules)  # every record counts, even one with no value read
         self._memo: dict[str, tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]] = {}
         self._excuses: dict[str, tuple[Ref, ...]] = {}  # key -> the clauses it would excuse
+        # key -> (refs, excuses), for read_values
+        self._keys: dict[str, tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...], tuple[Ref, ...]]] = {}
+
+    def excuses(self, key: str) -> tuple[Ref, ...]:
+        """The `vanished` clauses a record excuses when it prints `key` above 0 (their `excused_by` names it)."""
+        refs = self._excuses.get(key)
+        if refs is None:
+            if len(self._excuses) >= MEMO_KEYS:
+                self._excuses.clear()
+            refs = self._excuses[key] = tuple(r.ref for r in self.rules if any(p.search(key) for p in r.excused_by))
+        return refs
 
     def excused(self, record: Record) -> tuple[Ref, ...]:
         """The `vanished` clauses this record excuses: it prints a key of their `excused_by` above 0."""
-        out: list[Ref] = []
-        for key, printed, _token in record.pairs:
-            refs = self._excuses.get(key)
-            if refs is None:
-                if len(self._excuses) >= MEMO_KEYS:
-                    self._excuses.clear()
-                refs = self._excuses[key] = tuple(r.ref for r in self.rules if any(p.search(key) for p in r.excused_by))
-            if refs and (number(printed) or 0) > 0:
-                out += refs
-        return tuple(out)
+        return read_values(record, self)[1]
 
     def refs(self, key: str) -> tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]:
         """(clauses that read `key` itself, clauses that read it divided by another key: (ref, divisor))."""
@@ -76,18 +78,33 @@ class MetricWatch:
 
 
 Value = tuple[str, float, str, tuple[Ref, ...]]  # key, value, the text that printed it, the clauses reading it
+_NONE: tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...], tuple[Ref, ...]] = ((), (), ())
 
 
-def watched(record: Record, watch: MetricWatch) -> list[Value]:
-    """The record's values that some clause reads (as floats), ratios included (`a / b` for divide_by)."""
+def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[Ref, ...]]:
+    """In one pass over the record's keys (each looked up once in a memo): the values some clause reads (as
+    floats), ratios included (`a / b` for divide_by), and the `vanished` clauses the record excuses (its key of
+    their `excused_by` printed above 0). A key no clause names costs one lookup; its value is never read."""
     out: list[Value] = []
+    excused: list[Ref] = []
     ratios: list[tuple[str, float, str, Ref, LazyPattern]] = []
+    memo = watch._keys
     for key, printed, token in record.pairs:
-        direct, ratio = watch.refs(key)
-        if not direct and not ratio:
+        got = memo.get(key)
+        if got is None:
+            direct, ratio = watch.refs(key)
+            excuse = watch.excuses(key)
+            got = (direct, ratio, excuse) if direct or ratio or excuse else _NONE
+            if len(memo) >= MEMO_KEYS:
+                memo.clear()
+            memo[key] = got
+        if got is _NONE:
             continue
+        direct, ratio, excuse = got
         value = number(printed)
-        if value is None:
+        if excuse and (value or 0) > 0:
+            excused += excuse
+        if value is None or not (direct or ratio):
             continue
         if direct:
             out.append((key, value, token, direct))
@@ -100,4 +117,9 @@ def watched(record: Record, watch: MetricWatch) -> list[Value]:
                 if den:  # neither None nor 0
                     out.append((f"{key} / {other}", value / den, f"{token} … {other_token}", (ref,)))
                 break
-    return out
+    return out, tuple(excused)
+
+
+def watched(record: Record, watch: MetricWatch) -> list[Value]:
+    """The record's values that some clause reads (as floats), ratios included (`a / b` for divide_by)."""
+    return read_values(record, watch)[0]

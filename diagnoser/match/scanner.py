@@ -36,7 +36,7 @@ from .events import (
 from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook
 from .matcher import Matcher
 from .metrics import ReaderState, read_record
-from .metricwatch import watched
+from .metricwatch import read_values
 
 RECENT = 256  # physical lines remembered for context and `within` windows
 STALE_CHECK_EVERY = 512
@@ -70,6 +70,7 @@ class SourceScanner(HitDecider):
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
         self.found: frozenset[str] = frozenset()  # the gate literals it holds
         search = db.search
+        self.line_search = search.line_search  # what line_literals searches with
         self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
@@ -120,10 +121,12 @@ class SourceScanner(HitDecider):
             if self.pending:
                 self._resolve_ready()
 
-    def feed_raw(self, lineno: int, raw: str) -> None:
+    def feed_raw(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:
+        """Feed one physical line; `found`: the gate literals it holds, when the caller searched it already
+        (SearchIndex.line_literals)."""
         self.lines += 1
         self.raw = raw
-        self.found = self.db.search.line_literals(raw)
+        self.found = self.line_search.found_in(raw.encode("utf-8", "replace")) if found is None else found
         for line in self.normalizer.lines(lineno, raw):
             self.feed(line)
 
@@ -187,10 +190,9 @@ class SourceScanner(HitDecider):
         record = read_record(line.text, readers, self.metrics)
         if record is None:
             return
-        values = watched(record, watch)
+        values, excused = read_values(record, watch)
         if (values or watch.vanishing) and line.lineno >= self.metrics_from:
-            self.emit(MetricEvent(record.reader, record.step, tuple(values), record.head, line,
-                                  watch.excused(record) if watch.vanishing else ()))
+            self.emit(MetricEvent(record.reader, record.step, tuple(values), record.head, line, excused))
 
     def lend(self, lines: list[tuple[int, str]]) -> None:
         """The last lines of the source, lent by the fast search after its end (it fed only some of them):

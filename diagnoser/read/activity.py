@@ -124,7 +124,8 @@ class ActivityTracker:
             track.head_line = _later(track.head_line, seen)
         if line.lrank is not None and "[rank" in line.stream and line.rank is not None:
             _tag(track.ranks, line.rank, line.lineno, head)
-        step = step_of(text)
+        # every form of marks.STEP holds one of these words (most lines hold none: no regex)
+        step = step_of(text) if "step" in text or "iteration" in text or "episode" in text else None
         if step is not None:
             track.step = _later_step(track.step, (step, seen))
             if head:

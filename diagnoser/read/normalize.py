@@ -13,11 +13,8 @@ import regex
 
 from ..safe import to_int
 from .prefixes import (
-    ALPHA,
     ANSI_RE,
-    BRACKET,
     CONTROL_RE,
-    DIGIT,
     DMESG_T_RE,
     GLUED_RE,
     ISO_RE,
@@ -25,13 +22,13 @@ from .prefixes import (
     MAX_PREFIXES,
     MONTHS,
     NCCL_PREFIX_RE,
-    PAREN,
     PROGRESS_RE,
     REPEAT_RE,
     SRUN_LABEL_RE,
     SYSLOG_RE,
     TRANSPORT,
 )
+from .prefixes import candidates as prefix_candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +93,20 @@ def strip_ansi(text: str) -> str:
     return text
 
 
+_LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cleans a line, then feeds it
+
+
 def clean_text(raw: str) -> str:
     """The physical line without its line end, colour codes and control characters: the text every logical
     line of it is a part of."""
+    global _LAST_CLEAN
+    last = _LAST_CLEAN
+    if raw == last[0]:
+        return last[1]
     clean = strip_ansi(raw.rstrip("\r\n"))
-    if CONTROL_RE.search(clean):
+    if not clean.isprintable() and CONTROL_RE.search(clean):  # a control character is never printable
         clean = CONTROL_RE.sub("", clean)
+    _LAST_CLEAN = (raw, clean)
     return clean
 
 
@@ -189,21 +194,15 @@ class Normalizer:
         for _ in range(MAX_PREFIXES):
             if not text:
                 return text
-            first = text[0]
-            if first == "[":
-                candidates: tuple[regex.Pattern[str], ...] = BRACKET
-            elif first == "(":
-                candidates = PAREN
-            elif first.isdigit():
-                candidates = DIGIT
-            elif first.isalpha():
-                candidates = ALPHA
-            elif first == " " and text[:2] != "  " and len(text) > 1 and not text[1].isspace():
-                text = text[1:]  # one stray space left by a prefix separator
-                continue
-            else:
+            if text[0] == " ":
+                if text[:2] != "  " and len(text) > 1 and not text[1].isspace():
+                    text = text[1:]  # one stray space left by a prefix separator
+                    continue
                 return text
-            for pattern in candidates:
+            patterns = prefix_candidates(text)
+            if patterns is None:
+                return text
+            for pattern in patterns:
                 m = pattern.match(text)
                 if m is not None:
                     self._absorb(m, info)

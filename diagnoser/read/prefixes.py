@@ -127,3 +127,23 @@ PAREN = (RAY_RE, RAY_SVC_RE)
 DIGIT = (ISO_RE, PDSH_RE, SRUN_RE)
 ALPHA = (GLOG_RE, VLLM_RE, CHATLEARN_RE, SYSLOG_RE, PDSH_RE)
 MAX_PREFIXES = 8
+_GROUPS = {"[": BRACKET, "(": PAREN}
+_BY_START: dict[str, tuple[regex.Pattern[str], ...]] = {}
+START_MEMO = 8192
+
+
+def candidates(text: str) -> tuple[regex.Pattern[str], ...] | None:
+    """The prefix patterns that may match at the start of `text` (non-empty), in the order they are tried; None
+    when no prefix starts like it. Decided once per pair of first characters: those of the group of its first
+    character (BRACKET, PAREN, DIGIT, ALPHA) that match the pair or could match a text that begins with it
+    (a partial match), so a line tries one or two patterns, not nine."""
+    start = text[:2]
+    found = _BY_START.get(start)
+    if found is None:
+        first = start[0]
+        group = _GROUPS.get(first) or (DIGIT if first.isdigit() else ALPHA if first.isalpha() else ())
+        found = tuple(p for p in group if p.match(start, partial=True) is not None)
+        if len(_BY_START) >= START_MEMO:
+            _BY_START.clear()
+        _BY_START[start] = found
+    return found or None

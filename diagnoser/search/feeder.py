@@ -41,7 +41,7 @@ class Sink(Protocol):
 
     def tick(self, lineno: int) -> None: ...
 
-    def feed_raw(self, lineno: int, raw: str) -> None: ...
+    def feed_raw(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None: ...
 
     def lend(self, lines: list[tuple[int, str]]) -> None: ...
 
@@ -111,14 +111,14 @@ class FastFeeder:
         self.first_facts = dict(index.first_facts)
         self.body_literals = index.body
         # In the first FACT_LINES lines the facts are read too; after them only rules and checkpoints.
-        self.head_search = index.head_search
-        self.body_search = index.body_search
+        self.head_search, self.body_search = index.head_search, index.body_search
+        # a line the engine found is searched again for every gate literal it holds (the scanner's found set)
+        self.line_search, self.head_literals = index.line_search, index.head
+        self.found_at, self.found_here = -1, frozenset[str]()  # where in `block` that line starts, what it holds
         self.facts_known = -1
         self.dropped: frozenset[str] = frozenset()
         self.next_line = 1  # number of the next line to be handed out
-        self.block = b""
-        self.block_first = 1
-        self.block_last = 0
+        self.block, self.block_first, self.block_last = b"", 1, 0
         # earlier blocks (bytes, first line, last line), enough to lend `memory` lines across block edges
         self.history: deque[tuple[bytes, int, int]] = deque()
         self.cur_off = 0  # where the line being fed starts in `block`
@@ -179,10 +179,12 @@ class FastFeeder:
         elif carry:
             yield carry + b"\n", True
 
-    def _matters(self, raw: bytes) -> bool:
-        """Whether a line the engine found holds a gate literal with what its rules need beside it."""
+    def _matters(self, raw: bytes, pos: int) -> bool:
+        """Whether a line the engine found (at `pos`) holds a gate literal with what its rules need beside it."""
         head = self.next_line <= FACT_LINES
-        found = (self.head_search if head else self.body_search).found_in(raw)
+        every = self.found_here = self.line_search.found_in(raw)
+        self.found_at = pos
+        found = every & (self.head_literals if head else self.body_literals)
         if not found:
             return False
         if len(self.scanner.facts_seen) != self.facts_known:
@@ -196,6 +198,7 @@ class FastFeeder:
             while len(self.history) > 1 and self.block_first - self.history[1][1] >= self.memory:
                 self.history.popleft()
         self.block, self.block_first = block, self.next_line
+        self.found_at = -1
         self.block_last = self.next_line + block.count(b"\n") - 1
         self._refresh()
         search = self.head_search if self.block_first <= FACT_LINES else self.body_search
@@ -223,7 +226,7 @@ class FastFeeder:
                     return
             end = block.find(b"\n", pos)
             raw = block[pos:end]
-            if (needles and stream_hits(raw + b"\n", needles)) or self._matters(raw):
+            if (needles and stream_hits(raw + b"\n", needles)) or self._matters(raw, pos):
                 pos = self._feed_at(pos)
             else:
                 if needles:
@@ -265,7 +268,9 @@ class FastFeeder:
         nl = block.find(b"\n", pos)
         end = nl if nl >= 0 else len(block)
         self.cur_off, self.cur_line = pos, self.next_line
-        self._feed(block[pos:end])
+        raw = block[pos:end]
+        known = pos == self.found_at and raw.isascii() and len(raw) < MAX_LINE  # decoded, an ASCII line is the same
+        self._feed(raw, self.found_here if known else None)
         return end + 1
 
     def feed_loose(self, raw: bytes | str) -> None:
@@ -273,8 +278,8 @@ class FastFeeder:
         self.cur_off, self.cur_line = len(self.block), self.next_line
         self._feed(raw)
 
-    def _feed(self, raw: bytes | str) -> None:
-        self.scanner.feed_raw(self.next_line, raw if isinstance(raw, str) else line_text(raw))
+    def _feed(self, raw: bytes | str, found: frozenset[str] | None = None) -> None:
+        self.scanner.feed_raw(self.next_line, raw if isinstance(raw, str) else line_text(raw), found)
         self.next_line += 1
 
     def _lookback(self, first: int, last: int) -> list[tuple[int, str]]:
