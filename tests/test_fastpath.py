@@ -232,6 +232,20 @@ def test_both_engines_find_the_same_lines(db) -> None:  # type: ignore[no-untype
     assert len(got["python"][0]) >= len(OOM_TB) - 2 and got["python"][2] and not got["python"][3]
 
 
+@pytest.mark.skipif(engine._hs is None, reason="Hyperscan is not installed here")
+def test_a_line_holds_the_same_literals_before_hyperscan_is_compiled(db) -> None:  # type: ignore[no-untyped-def]
+    """A literal search compiles Hyperscan when first needed: its first LAZY_LINES lines searched one at a time are
+    tested literal by literal (a signature's examples never pay the compilation), and find what Hyperscan finds."""
+    rng = random.Random(5)
+    lines = [x.encode() for x in OOM_TB + _noise(rng, 2 * engine.LAZY_LINES)]
+    literals = set(db.search.every) | {"a literal no cached database holds"}
+    lazy, compiled = engine.LiteralSearch(literals), engine.LiteralSearch(literals)
+    assert compiled.any_in(b"Traceback (most recent call last):\n") and compiled._hs is not None
+    found = [lazy.found_in(x) for x in lines]
+    assert lazy._hs is not None and lazy._lines == engine.LAZY_LINES + 1  # compiled after LAZY_LINES lines
+    assert found == [compiled.found_in(x) for x in lines] and sum(map(bool, found[:engine.LAZY_LINES])) >= 5
+
+
 def test_open_traceback_on_a_prefixed_stream_feeds_only_that_stream(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
                                                                       tmp_path: Path) -> None:
     """A rank that raised never prints again: its traceback stays open until it goes stale, and meanwhile only

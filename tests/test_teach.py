@@ -97,6 +97,30 @@ def test_check_signatures_fails_on_a_no_match_that_matches(tmp_path: Path, capsy
     assert code == 0 and "1 signature(s), 2 example(s): 0 failed; 0 lint error(s)" in out
 
 
+def test_a_user_folder_s_examples_are_checked_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`diagnose --signatures DIR` checks the folder's examples on its first run and remembers (in the cache) that
+    these very files held: the next run does not check them again; a changed file is checked again, and stops the
+    run when its examples do not hold."""
+    from diagnoser.modes import examples
+    folder = tmp_path / "sigs"
+    folder.mkdir()
+    (folder / "my-store-error.yaml").write_text(BAD_NO_MATCH.replace("'MyStoreError: y'", "'MyStoreError'"),
+                                                encoding="utf-8")
+    log = tmp_path / "job.log"
+    log.write_text("MyStoreError: disk full\n", encoding="utf-8")
+    checked: list[str] = []
+    real = examples.example_cases
+    monkeypatch.setattr(examples, "example_cases", lambda db, ids=None: checked.append("x") or real(db, ids))
+    assert run(["--signatures", str(folder), str(log)], capsys)[0] == 1 and checked
+    checked.clear()
+    code, out, _ = run(["--signatures", str(folder), str(log)], capsys)
+    assert code == 1 and "My store failed" in out and not checked
+    (folder / "my-store-error.yaml").write_text(BAD_NO_MATCH, encoding="utf-8")
+    code, _, err = run(["--signatures", str(folder), str(log)], capsys)
+    assert code == 2 and checked and "examples.no_match[0]" in err
+
+
 def test_check_signatures_exit_2_on_an_invalid_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "sigs"
     folder.mkdir()

@@ -28,6 +28,8 @@ from .schema import Condition, Signature, placeholder_names
 from .sigfile import MAX_FILE_BYTES as MAX_FILE_BYTES
 from .sigfile import read_signature_file
 
+_GATES: dict[str, Gate | None] = {}  # every gate derived in this process (by _Compiler.gate)
+
 
 @dataclass(frozen=True, slots=True)
 class Database:
@@ -162,7 +164,8 @@ class _Compiler:
     def gate(self, pattern: str, declared: tuple[str, ...] = ()) -> Gate | None:
         key = "\0".join((pattern, *declared))
         if key not in self.gates:
-            self.gates[key] = required_gate(pattern, declared)
+            # a pure function of the pattern: derived once per process (only() builds a database per user signature)
+            self.gates[key] = _GATES[key] = _GATES[key] if key in _GATES else required_gate(pattern, declared)
         return self.gates[key]
 
     def condition(self, cond: Condition, path: str, where: str) -> CompiledCondition:
@@ -255,8 +258,7 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> D
             raise SignatureError(str(d), "", Msg("err_sig_folder"))
         roots.append(d)
     try:
-        files = [(f"{n}:{path}", read_signature_file(path, _display(path, root)))
-                 for n, root in enumerate(roots) for path in _yaml_files(root)]
+        files = signature_files(roots)
     except OSError:
         files = None  # load_signatures says what is wrong
     key = cache.key(files, engine_name()) if files is not None else None
@@ -269,6 +271,11 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> D
     if key is not None:
         cache.store(key, _to_cache(db, gates))
     return db
+
+
+def signature_files(roots: Iterable[Path]) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every signature file under `roots`, in reading order: what a cache key covers."""
+    return [(f"{n}:{p}", read_signature_file(p, _display(p, r))) for n, r in enumerate(roots) for p in _yaml_files(r)]
 
 
 def _to_cache(db: Database, gates: dict[str, Gate | None]) -> dict[str, object]:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..errors import SignatureError
 from ..i18n import Msg
-from ..match.database import Database, load_database, load_signatures
+from ..match import cache
+from ..match.database import Database, load_database, load_signatures, signature_files
 from ..match.schema import Example
 from .batch import diagnose_text
 from .pipeline import Pipeline
@@ -91,15 +92,27 @@ def run_examples(db: Database, ids: Iterable[str] | None = None) -> Iterator[tup
 def load_checked(extra_dirs: Iterable[Path] = ()) -> Database:
     """The database (built-in signatures and the user's folders); each signature of a user's folder must do what
     its own examples say (a `match` example matches it alone, a `no_match` example does not), or the run stops
-    with `path: field: problem` (exit status 2) before a wrong signature can mislead a diagnosis. The built-in
-    signatures are held to the full check (`run_examples`) by the test suite."""
+    with `path: field: problem` (exit status 2) before a wrong signature can mislead a diagnosis. Once they held,
+    the on-disk cache remembers it for these files' bytes (and this code), so a later run does not check them
+    again (522 signatures took 20 s a run). The built-in signatures are held to the full check (`run_examples`)
+    by the test suite."""
     dirs = list(extra_dirs)
     db = load_database(dirs)
-    for sig in load_signatures(dirs, builtin=False) if dirs else []:
+    if not dirs:
+        return db
+    try:  # files whose examples held once (under this very code) hold again: checked once, remembered in the cache
+        checked: str | None = cache.key(signature_files(dirs), "examples")
+    except OSError:
+        checked = None
+    if checked is not None and cache.load(checked) is not None:
+        return db
+    for sig in load_signatures(dirs, builtin=False):
         alone = db.only([sig.id])
         for case in example_cases(alone):
             found = Pipeline(alone).scan_lines(case.example.text.splitlines()).findings.get(sig.id)
             if (found is None) == (case.kind == "match"):
                 key = "err_example_match" if case.kind == "match" else "err_example_no_match"
                 raise SignatureError(sig.path, f"examples.{case.kind}[{case.index}]", Msg(key))
+    if checked is not None:
+        cache.store(checked, {"examples": "held"})
     return db

@@ -32,17 +32,33 @@ def engine_name() -> str:
     return "hyperscan"
 
 
+LAZY_LINES = 64  # lines searched one at a time before Hyperscan is compiled for them (see LiteralSearch)
+
+
 class LiteralSearch:
-    """Finds the lines of a block that hold one of `literals` (bytes, none holding a newline)."""
+    """Finds the lines of a block that hold one of `literals` (bytes, none holding a newline).
+
+    Hyperscan's database is compiled when first needed (a database from the cache is loaded at once): a search
+    that only ever looks at a few lines one at a time (a signature's examples, each in a database of its own)
+    tests each literal on them instead, which finds the same literals, and never pays the compilation."""
 
     def __init__(self, literals: Iterable[str]) -> None:
         self.names: tuple[str, ...] = tuple(sorted(set(literals)))
         self.literals = tuple(x.encode("utf-8") for x in self.names)
         self.engine = engine_name() if self.literals else "python"
-        self._hs: Any = _compile(self.literals) if self.engine == "hyperscan" else None
-        if self._hs is None:
-            self.engine = "python"
+        self._hs: Any = None
+        self._lines = 0  # lines searched one at a time while Hyperscan is not compiled
+        if self.engine == "hyperscan" and literal_key(self.names) in _PRELOADED:
+            self._build()
         self._plan: SearchPlan | None = None
+
+    def _build(self) -> Any:
+        """The compiled Hyperscan database (None, and the Python plan from now on, when it cannot be built)."""
+        if self._hs is None and self.engine == "hyperscan":
+            self._hs = _compile(self.literals)
+            if self._hs is None:
+                self.engine = "python"
+        return self._hs
 
     @property
     def plan(self) -> SearchPlan:
@@ -54,7 +70,7 @@ class LiteralSearch:
         """Sorted offsets of the starts of the lines of `block` that hold a literal."""
         if not self.literals:
             return []
-        if self._hs is not None:
+        if self._build() is not None:
             ends: list[int] = []
             self._hs.scan(block, match_event_handler=_collect, context=ends)
             rfind = block.rfind
@@ -83,6 +99,11 @@ class LiteralSearch:
         """The literals `line` holds."""
         if not self.literals:
             return frozenset()
+        if self._hs is None and self.engine == "hyperscan":
+            self._lines += 1
+            if self._lines <= LAZY_LINES:
+                return frozenset(name for name, lit in zip(self.names, self.literals, strict=True) if lit in line)
+            self._build()
         if self._hs is not None:
             ids: list[int] = []
             self._hs.scan(line, match_event_handler=_collect_id, context=ids)
@@ -97,7 +118,7 @@ class LiteralSearch:
         """Whether `data` holds a literal anywhere."""
         if not self.literals:
             return False
-        if self._hs is not None:
+        if self._build() is not None:
             hit: list[int] = []
             with contextlib.suppress(_hs.ScanTerminated):
                 self._hs.scan(data, match_event_handler=_stop_at_first, context=hit)
