@@ -18,6 +18,11 @@ the traceback is told). Then the cost of database size: `diagnose -j 1` with ten
 
 grep's output goes to a pipe, never to /dev/null: GNU grep notices /dev/null and stops at the first
 match. Wall times are the best of --repeat runs; the spread (worst - best) is shown beside them.
+
+Peak RSS is each process's own high-water mark (VmHWM in /proc/PID/status), the largest of the command's
+processes (diagnose's pool workers too): not getrusage's ru_maxrss, which Linux carries across fork and exec
+(every command then reported at least this script's own size: grep showed 47 MB). diagnose prints its VmHWM
+as it exits (PEAK below); its workers and grep are read every 20 ms while they run.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,16 +45,62 @@ from benchmarks.generate import generate, parse_size  # noqa: E402
 from benchmarks.live_rate import follow_rows, run_rows  # noqa: E402
 from benchmarks.synthetic import write_signatures  # noqa: E402
 
+# `python -c PEAK ARGS...` is `diagnose ARGS...`, and prints its own VmHWM (KiB) on stderr as it exits
+PEAK = ("import runpy, sys\nsys.argv[0] = 'diagnose'\ntry:\n    runpy.run_module('diagnoser', run_name='__main__')\n"
+        "finally:\n    hwm = [x.split()[1] for x in open('/proc/self/status') if x.startswith('VmHWM:')]\n"
+        "    print('peak-kib', hwm[0] if hwm else 0, file=sys.stderr)\n")
+
+
+def _hwm(pid: int) -> int:
+    """VmHWM of a live process, KiB (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            return next((int(x.split()[1]) for x in fh if x.startswith("VmHWM:")), 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """The process and its live descendants."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS (KiB: the command or its largest waited-for descendant) and stdout."""
+    """Wall seconds, peak RSS (KiB: the largest VmHWM of the command's processes) and stdout."""
+    if cmd[:2] == [sys.executable, "-m"] and cmd[2] == "diagnoser":
+        cmd = [sys.executable, "-c", PEAK, *cmd[3:]]
+    peaks: dict[int, int] = {}
+    done = threading.Event()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "LC_ALL": "C", **(env or {})})
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _pid, _status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - start, usage.ru_maxrss, out
+
+    def watch() -> None:
+        while not done.is_set():
+            for pid in _tree(proc.pid):
+                peaks[pid] = max(peaks.get(pid, 0), _hwm(pid))
+            done.wait(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    out, err = proc.communicate()
+    secs = time.perf_counter() - start
+    done.set()
+    watcher.join()
+    said = [x.split() for x in err.splitlines() if x.startswith(b"peak-kib ")]
+    if said:
+        peaks[proc.pid] = max(peaks.get(proc.pid, 0), int(said[-1][1]))
+    return secs, max(peaks.values(), default=0), out
 
 
 def best_of(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, int, bytes]:

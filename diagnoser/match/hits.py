@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..read.normalize import LogLine, Normalizer
+from ..read.normalize import LogLine, Normalizer, clean_text
 from ..read.traceback import TracebackRecord
 from .database import CompiledSignature, Database, Rule
 from .events import DeferredHitEvent, Event, EvidenceLine, HitEvent
@@ -91,15 +91,18 @@ class HitDecider:
         p = Pending(cs, rule, line, merged, tb, line.lineno + wait, before)
         if window:
             p.window_all = [False] * len(rule.all)
-            for x in self._earlier_lines(line, window):
+            for x in self._earlier_lines(line, window, _window_literals(rule)):
                 self._window_check(p, x)
             self._window_check(p, line)  # the hit line itself is within every window
         if book is not None:
             book.pending += 1
         self.pending.append(p)
 
-    def _earlier_lines(self, line: LogLine, reach: int) -> list[LogLine]:
-        """The lines within `reach` physical lines before `line` (and earlier parts of its own line)."""
+    def _earlier_lines(self, line: LogLine, reach: int, wanted: tuple[str, ...] | None = None) -> list[LogLine]:
+        """The lines within `reach` physical lines before `line` (and earlier parts of its own line). `wanted`: of
+        the lines the fast search did not feed, only those whose cleaned text holds one of these literals are
+        needed (a window's conditions: a line without their gates' literals cannot meet one), so only those
+        are normalised, once the normaliser's state no longer depends on the lines it sees (read/normalize.py)."""
         low = line.lineno - reach
         fed = [x for x in self.recent if low <= x.lineno <= line.lineno and x is not line]
         if self.lookback is None:
@@ -110,9 +113,12 @@ class HitDecider:
         if not missing:
             return fed
         lent: list[LogLine] = []
+        normalizer = self.normalizer
+        if wanted is not None and not normalizer.settled:
+            wanted = None
         for lineno, raw in self.lookback(missing[0], missing[-1]):
-            if lineno not in have:
-                lent.extend(self.normalizer.lines(lineno, raw))
+            if lineno not in have and (wanted is None or any(lit in clean_text(raw) for lit in wanted)):
+                lent.extend(normalizer.lines(lineno, raw))
         self.normalizer.lineno = line.lineno
         return sorted(fed + lent, key=lambda x: x.lineno)
 
@@ -236,6 +242,17 @@ def _upto(lines: list[LogLine], line: LogLine) -> list[LogLine]:
         if x is line:
             return lines[:i + 1]
     return lines
+
+
+def _window_literals(rule: Rule) -> tuple[str, ...] | None:
+    """Every literal of the gates of a rule's window conditions (None when one has no gate: any line may meet it)."""
+    out: list[str] = []
+    for c in (*rule.all, *rule.not_):
+        if c.cond.scope == "window":
+            if c.gate is None:
+                return None
+            out += c.gate.literals
+    return tuple(out)
 
 
 def _leaves_unexplained(cs: CompiledSignature, p: Pending) -> bool:

@@ -77,8 +77,8 @@ class _Info:
     lrank: int | None = None
 
 
-
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
+_LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cleans a line, then feeds it
 
 
 def _timegm(year: int, month: int, day: int, hour: int, minute: int, sec: int) -> int:
@@ -91,9 +91,6 @@ def strip_ansi(text: str) -> str:
     if "\x1b" in text or "[" in text:
         text = ANSI_RE.sub("", text)
     return text
-
-
-_LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cleans a line, then feeds it
 
 
 def clean_text(raw: str) -> str:
@@ -129,6 +126,11 @@ class Normalizer:
         # srun --label: None until a labelled line is seen, then its width; 0 once the source is known not to be
         self.srun_width: int | None = None
         self.srun_seen = 0
+
+    @property
+    def settled(self) -> bool:
+        """Whether a line's normalising no longer depends on earlier lines: the head's year taken, srun's decided."""
+        return self.lineno > HEAD_LINES and (self.srun_width == 0 or self.srun_seen >= 3)
 
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
         """The logical lines of one physical line (usually one; more after `\\r` redraws)."""

@@ -1,0 +1,26 @@
+"""The benchmark's own measuring (benchmarks/run.py): each command's peak memory is its own."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from benchmarks.run import timed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_peak_rss_is_the_command_s_own() -> None:
+    """A small command is not charged this (big) test process's memory, as getrusage's ru_maxrss, inherited across
+    fork and exec, would; a command that grows is measured at its peak, and so is a child it starts."""
+    hold = bytearray(200 << 20)  # this process: 200 MiB more than any command below
+    hold[::4096] = b"x" * len(hold[::4096])
+    _secs, small, out = timed(["cat", "/proc/self/status"])
+    assert b"VmHWM" in out and small < 50 << 10
+    grow = "import time; x = bytearray(120 << 20); x[::4096] = b'x' * len(x[::4096]); time.sleep(0.3)"
+    _secs, grown, _out = timed([sys.executable, "-c", grow])
+    assert 120 << 10 < grown < 200 << 10
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {grow!r}])"
+    _secs, child, _out = timed([sys.executable, "-c", parent])
+    assert 120 << 10 < child < 200 << 10
+    del hold
