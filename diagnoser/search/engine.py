@@ -66,7 +66,7 @@ class LiteralSearch:
             self._plan = plan_search(frozenset(self.names))
         return self._plan
 
-    def line_starts(self, block: bytes) -> list[int]:
+    def line_starts(self, block: bytes | bytearray) -> list[int]:
         """Sorted offsets of the starts of the lines of `block` that hold a literal."""
         if not self.literals:
             return []
@@ -90,7 +90,7 @@ class LiteralSearch:
         out = []
         for start in sorted(found):  # a plan's piece is only part of a literal: confirm on the line
             end = block.find(b"\n", start)
-            line = block[start:end] if end >= 0 else block[start:]
+            line = bytes(block[start:end] if end >= 0 else block[start:])  # no copy of a bytes slice
             if plan.confirmed(line, plan.covers_in(line)):
                 out.append(start)
         return out
