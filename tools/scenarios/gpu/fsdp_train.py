@@ -1,5 +1,6 @@
 """A small FSDP2 (fully_shard) training job under torchrun with NCCL. MODE=oom: the sequence length jumps at
-step 4 and the step runs out of memory (in the forward pass, on the H100); MODE=healthy: 20 steps, a checkpoint, a clean exit."""
+step 4 and the step runs out of memory (in the forward pass, on the H100); MODE=healthy: 20 steps, a checkpoint,
+a clean exit."""
 import os
 
 import torch
