@@ -144,7 +144,7 @@ class Follower(Handles):
                 if ident in held:
                     continue  # a file we follow, renamed by a rotation (train.log -> train.log.1)
                 seen = self.closed.get(ident)
-                if seen is not None and (st.st_size, st.st_mtime_ns) == (seen.size, seen.mtime):
+                if seen is not None and st.st_size == seen.size == seen.pos and st.st_mtime_ns == seen.mtime:
                     continue  # read to its end already, under another name
                 if seen is not None and (st.st_size < seen.pos or not same_head(path, seen.head)):
                     seen = None  # another file that got a freed inode
@@ -218,8 +218,11 @@ class Follower(Handles):
         except OSError:
             return
         if st is not None and ident_of(st) != tail.ident:
-            yield from self._rotated(tail, st, now)
-            return
+            copy = self.copies.check(self.tails.values(), tail.path, st, now, tail)
+            if copy is not True:
+                yield from self._rotated(tail, copy or None, now)
+                return
+            st = None  # the new file waits (a copy being made?); the old one is read on meanwhile
         if st is not None and (st.st_size < tail.pos or head_of(tail.fh, len(tail.head)) != tail.head):
             yield from self._truncated(tail)
         data = read_some(tail.fh)
@@ -239,12 +242,9 @@ class Follower(Handles):
                 return
         yield from self._idle(tail, now)
 
-    def _rotated(self, tail: Tail, st: os.stat_result, now: float) -> Iterator[tails.Piece]:
+    def _rotated(self, tail: Tail, copy: tuple[int, int] | None, now: float) -> Iterator[tails.Piece]:
         """A new file at the path: drain the old handle first, then read the new one from 0 (a copy of another
-        followed file from where that one was truncated; not yet, before it is)."""
-        copy = self.copies.check(self.tails.values(), tail.path, st, now, tail)
-        if copy is True:
-            return
+        followed file from where that one was truncated)."""
         assert tail.fh is not None
         tail.old.append((tail.fh, tail.ident))
         self.active.pop(tail.path, None)
