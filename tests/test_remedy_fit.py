@@ -164,3 +164,30 @@ def test_the_kv_cache_remedy_names_the_frameworks_own_settings(db: Database, sam
         remedy = report.remedy["vllm-kv-cache-insufficient"]
         wanted = want if lang == "en" else [want[0].split(" (")[0]]  # the key is the same in Chinese
         assert all(w in remedy for w in wanted) and not any(n in remedy for n in not_want), remedy
+
+
+# PyTorch's watchdog line as users posted it (signatures/nccl/nccl-watchdog-timeout.yaml's example), and the kernel's
+# OOM-killer line (host-oom-killed's example): each under another framework's sample
+WATCHDOG = ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation"
+            " timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000,"
+            " Timeout(ms)=600000) ran for 600081 milliseconds before timing out.")
+OOM_KILLER = ("2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE),"
+              " order=0, oom_score_adj=0")
+
+
+@pytest.mark.parametrize(("sample", "line", "sig_id", "want", "not_want"), [
+    ("health/trl-grpo-cpu-real-nan.log", WATCHDOG, "nccl-watchdog-timeout", "raise ddp_timeout",
+     ["actor_rollout_ref.", "--distributed-timeout-minutes"]),
+    ("pai-megatron/gpu-ecc-error-xid48-dmesg.log", WATCHDOG, "nccl-watchdog-timeout",
+     "--distributed-timeout-minutes", ["actor_rollout_ref.", "ddp_timeout"]),  # its dump names the setting
+    ("openrlhf/vllm-kv-cache-v0-max-seq-len.log", OOM_KILLER, "host-oom-killed", "--ref_reward_offload",
+     ["data.dataloader_num_workers", "actor_rollout_ref."]),
+    ("health/trl-grpo-cpu-real-nan.log", OOM_KILLER, "host-oom-killed", "--offload_optimizer",
+     ["data.dataloader_num_workers", "--adam_offload"]),
+])
+def test_timeouts_and_host_memory_name_the_frameworks_own_settings(db: Database, sample: str, line: str, sig_id: str,
+                                                                   want: str, not_want: list[str]) -> None:
+    text = "\n".join([*_head(sample), "", line])
+    remedy = diagnose_text(db, text).remedy[sig_id]
+    assert want in remedy and not any(n in remedy for n in not_want), remedy
+    assert want.split()[-1] in diagnose_text(db, text, "zh").remedy[sig_id]
