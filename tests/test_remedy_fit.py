@@ -191,3 +191,17 @@ def test_timeouts_and_host_memory_name_the_frameworks_own_settings(db: Database,
     remedy = diagnose_text(db, text).remedy[sig_id]
     assert want in remedy and not any(n in remedy for n in not_want), remedy
     assert want.split()[-1] in diagnose_text(db, text, "zh").remedy[sig_id]
+
+
+def test_an_oom_of_vllm_served_on_its_own_gets_the_engine_arguments(db: Database) -> None:
+    # https://github.com/vllm-project/vllm/issues/15039: the engine's OOM repr and the server's echo, no frames
+    text = (
+        "ERROR 03-19 10:55:18 [serving_chat.py:677] vllm.engine.multiprocessing.MQEngineDeadError: Engine loop is not"
+        " running. Inspect the stacktrace to find the original error: OutOfMemoryError('CUDA out of memory. Tried to"
+        " allocate 128.00 MiB. GPU 0 has a total capacity of 79.33 GiB of which 16.00 MiB is free. Process 36891 has"
+        " 79.29 GiB memory in use.').")
+    report = diagnose_text(db, text)
+    assert report.story.job.get("framework") == "vllm"
+    remedy = report.remedy["cuda-oom"]
+    assert "--gpu-memory-utilization" in remedy and "--max-num-seqs" in remedy, remedy
+    assert not any(key in remedy for key in MICRO_BATCH_KEYS), remedy

@@ -40,6 +40,9 @@ FRAMEWORK_MARKERS: tuple[tuple[str, str], ...] = (
     ("pai-megatron-patch", r"(?P<fw_pai_megatron_patch>megatron_patch|Pai-Megatron-Patch)"),
     ("megatron", r"(?P<fw_megatron>-{10,} arguments -{10,}|megatron\.training|megatron/training)"),
     ("deepspeed", r"(?P<fw_deepspeed>deepspeed\.launcher|DeepSpeed info: version|\[deepspeed\])"),
+    # vLLM served on its own (last: an RL job that runs vLLM for its rollout is named by its own markers above)
+    ("vllm", r"(?P<fw_vllm>vLLM API server version|vllm/entrypoints/|vllm/engine/|vllm/v1/engine/|vllm\.engine\.|"
+             r"vllm\.v1\.engine\.)"),
 )
 
 
