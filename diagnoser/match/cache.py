@@ -4,20 +4,21 @@ signature, deriving each regex's gate and compiling the literal search.
 The cache is a file in $XDG_CACHE_HOME/diagnoser (default ~/.cache/diagnoser) named by a key: a SHA-256
 over the cache format, the package version and the text of its own code, the Python, `regex` and
 Hyperscan versions, and the path and bytes of every signature file read. A change to any of them is a
-new key, so a stale entry is never read. The file is JSON in a format this module alone writes: the
-signatures as plain records of the schema's own types (no object of any other type can come out of it),
-the gates, and the search engines' compiled databases; a header holds the SHA-256 of the rest, so a
-truncated or corrupt file is noticed and rebuilt. A file that cannot be read or written is skipped:
-the database is then built as without a cache.
+new key, so a stale entry is never read. The file is a header line (a magic word, the key, the SHA-256
+of the rest) and a `marshal` body of plain values only: str, int, float, bool, None, bytes, tuples,
+lists and dicts, never pickle. `marshal` runs nothing it reads, and what comes out is checked as it is
+turned back into records (`decode`): the schema's own record types by name, the plain values above,
+anything else (a code object, a set, a record of another type, a wrong number of fields) is an error and
+the database is built again. A truncated or corrupt file fails the SHA-256 and is rebuilt; a file that
+cannot be read or written is skipped: the database is then built as without a cache.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import dataclasses
 import hashlib
-import json
+import marshal
 import os
 import sys
 from collections.abc import Iterable
@@ -25,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .literals import Gate
 from .schema import Condition, Example, FramePattern, MetricClause, RemedyVariant, Signature, Text, WhenTest
 
-FORMAT = 1
-MAGIC = b"diagnoser-db"
+FORMAT = 2
+MAGIC = b"diagnoser-db2"
 KEEP = 8  # cache files kept (other keys: other signature folders, older versions)
 _TYPES: dict[str, type] = {c.__name__: c for c in (Signature, Text, Condition, WhenTest, RemedyVariant, Example,
                                                    FramePattern, MetricClause)}
@@ -77,7 +79,7 @@ def load(cache_key: str) -> dict[str, Any] | None:
     if base is None:
         return None
     try:
-        raw = (base / f"db-{cache_key[:40]}.json").read_bytes()
+        raw = (base / f"db-{cache_key[:40]}.bin").read_bytes()
     except OSError:
         return None
     head, _, body = raw.partition(b"\n")
@@ -87,10 +89,10 @@ def load(cache_key: str) -> dict[str, Any] | None:
     if hashlib.sha256(body).hexdigest().encode() != parts[2]:
         return None  # cut short or changed on disk
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
         return None
-    return data if isinstance(data, dict) else None
+    return data if type(data) is dict else None
 
 
 def store(cache_key: str, payload: dict[str, Any]) -> None:
@@ -99,11 +101,12 @@ def store(cache_key: str, payload: dict[str, Any]) -> None:
     if base is None:
         return
     try:
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        _check(payload)
+        body = marshal.dumps(payload)
     except (TypeError, ValueError):
-        return  # a value JSON cannot hold (a YAML date): no cache for this database
+        return  # a value the cache does not hold (a YAML date): no cache for this database
     head = b" ".join((MAGIC, cache_key.encode(), hashlib.sha256(body).hexdigest().encode()))
-    path = base / f"db-{cache_key[:40]}.json"
+    path = base / f"db-{cache_key[:40]}.bin"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         base.mkdir(parents=True, exist_ok=True)
@@ -118,45 +121,102 @@ def store(cache_key: str, payload: dict[str, Any]) -> None:
 
 def _prune(base: Path) -> None:
     with contextlib.suppress(OSError):
-        old = sorted(base.glob("db-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]
+        old = sorted(base.glob("db-*.*"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]
         for p in old:
             p.unlink()
 
 
-# -- the records: tagged JSON of the schema's own dataclasses, nothing else ------------------------------
+# -- the records: the schema's own dataclasses as [type name, *fields], nothing else ------------------------
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _check(value: Any) -> None:
+    """Raise TypeError unless `value` is made of the plain values a cache file may hold."""
+    t = type(value)
+    if t in _ATOMS or t is bytes:
+        return
+    if t is tuple or t is list:
+        for v in value:
+            _check(v)
+    elif t is dict:
+        for k, v in value.items():
+            _check(k)
+            _check(v)
+    else:
+        raise TypeError(f"cannot cache a {t.__name__}")
+
+
 def encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        name = type(value).__name__
-        if _TYPES.get(name) is not type(value):
-            raise TypeError(f"not a record this cache stores: {name}")
-        return {"@": name, **{f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
-    if isinstance(value, tuple):
-        return {"@t": [encode(v) for v in value]}
-    if isinstance(value, list):
-        return [encode(v) for v in value]
-    if isinstance(value, dict):
-        return {"@d": [[encode(k), encode(v)] for k, v in value.items()]}
-    if value is None or isinstance(value, (str, int, float, bool)):
+    """A record as a list [type name, *fields in order], a list as [None, *items]; tuples, dicts and atoms as they
+    are (their items encoded)."""
+    t = type(value)
+    if t in _ATOMS:
         return value
-    raise TypeError(f"cannot cache a {type(value).__name__}")
+    if t is tuple:
+        return tuple(encode(v) for v in value)
+    if t is list:
+        return [None, *(encode(v) for v in value)]
+    if t is dict:
+        return {encode(k): encode(v) for k, v in value.items()}
+    name = t.__name__
+    if _TYPES.get(name) is not t:
+        raise TypeError(f"cannot cache a {name}")
+    return [name, *(encode(getattr(value, f.name)) for f in dataclasses.fields(value))]
 
 
 def decode(value: Any) -> Any:
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if isinstance(value, dict):
-        if "@t" in value:
-            return tuple(decode(v) for v in value["@t"])
-        if "@d" in value:
-            return {decode(k): decode(v) for k, v in value["@d"]}
-        cls = _TYPES[value["@"]]  # KeyError for anything else: the caller rebuilds
-        return cls(**{k: decode(v) for k, v in value.items() if k != "@"})
+    """What `encode` wrote, checked: anything it cannot have written raises TypeError (or KeyError: a record type
+    that is not the schema's), so the caller builds the database again."""
+    t = type(value)
+    if t in _ATOMS:
+        return value
+    if t is tuple:
+        return tuple([decode(v) for v in value])
+    if t is list:
+        if not value:
+            raise TypeError("an empty list is no record")
+        head = value[0]
+        items = [decode(v) for v in value[1:]]
+        if head is None:
+            return items
+        if type(head) is not str:
+            raise TypeError("a record's type is a name")
+        return _TYPES[head](*items)  # TypeError when the fields do not fit
+    if t is dict:
+        return {decode(k): decode(v) for k, v in value.items()}
+    raise TypeError(f"not a value the cache holds: {t.__name__}")
+
+
+def pack(signatures: Iterable[Signature], gates: dict[str, Gate | None], engines: dict[str, bytes]) -> dict[str, Any]:
+    """The payload of a database: its signatures, the gates derived for its patterns, the compiled engines."""
+    return {"signatures": tuple(encode(s) for s in signatures),
+            "gates": {k: None if g is None else (g.literals, g.fold, g.also) for k, g in gates.items()},
+            "engines": engines}
+
+
+def unpack(data: dict[str, Any]) -> tuple[tuple[Signature, ...], dict[str, Gate | None], dict[str, bytes]]:
+    """What `pack` wrote, checked (TypeError, KeyError or ValueError when it is anything else)."""
+    gates = {k: None if g is None else _gate(*g) for k, g in _table(data["gates"]).items()}
+    signatures = decode(data["signatures"])
+    if type(signatures) is not tuple or not all(type(s) is Signature for s in signatures):
+        raise TypeError("not a tuple of signatures")
+    engines = _table(data["engines"])
+    if not all(type(v) is bytes for v in engines.values()):
+        raise TypeError("a compiled engine is bytes")
+    return signatures, gates, engines
+
+
+def _table(value: Any) -> dict[str, Any]:
+    if type(value) is not dict or not all(type(k) is str for k in value):
+        raise TypeError("not a table by name")
     return value
 
 
-def blob(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+def _gate(literals: Any, fold: Any, also: Any) -> Gate:
+    if type(fold) is not bool or not _strings(literals) or type(also) is not tuple or not all(map(_strings, also)):
+        raise TypeError("not a gate")
+    return Gate(literals, fold, also)
 
 
-def unblob(text: str) -> bytes:
-    return base64.b64decode(text.encode("ascii"), validate=True)
+def _strings(value: Any) -> bool:
+    return type(value) is tuple and all(type(x) is str for x in value)

@@ -264,7 +264,7 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> D
     key = cache.key(files, engine_name()) if files is not None else None
     data = cache.load(key) if key is not None else None
     if data is not None:
-        with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+        with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError, RecursionError):
             return _from_cache(data)
     gates: dict[str, Gate | None] = {}
     db = build_database(load_signatures(extra_dirs, builtin=builtin), gates=gates)
@@ -279,22 +279,10 @@ def signature_files(roots: Iterable[Path]) -> list[tuple[str, bytes]]:
 
 
 def _to_cache(db: Database, gates: dict[str, Gate | None]) -> dict[str, object]:
-    return {"signatures": [cache.encode(cs.sig) for cs in db.signatures],
-            "gates": {k: None if g is None else [list(g.literals), g.fold, [list(a) for a in g.also]]
-                      for k, g in gates.items()},
-            "engines": {name: cache.blob(data) for name, data in db.search.compiled_engines().items()}}
+    return cache.pack([cs.sig for cs in db.signatures], gates, db.search.compiled_engines())
 
 
 def _from_cache(data: dict[str, object]) -> Database:
-    raw_gates = data["gates"]
-    assert isinstance(raw_gates, dict)
-    gates: dict[str, Gate | None] = {
-        k: None if g is None else Gate(tuple(g[0]), bool(g[1]), tuple(tuple(a) for a in g[2]))
-        for k, g in raw_gates.items()}
-    signatures = cache.decode(data["signatures"])
-    if not all(isinstance(s, Signature) for s in signatures):
-        raise TypeError("not a list of signatures")
-    engines = data.get("engines") or {}
-    assert isinstance(engines, dict)
-    preload({k: cache.unblob(v) for k, v in engines.items()})
+    signatures, gates, engines = cache.unpack(data)
+    preload(engines)
     return build_database(signatures, checked=False, gates=gates)
