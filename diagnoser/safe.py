@@ -16,16 +16,16 @@ import json
 import os
 import re
 
-import regex
+from .lazyre import lazy, lazy_re
 
 # C0 controls but tab and newline, DEL, C1 controls, bidirectional embeddings/overrides/isolates, lone
 # surrogates (a file name's undecodable bytes, as os.fsdecode leaves them).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = lazy_re("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_LINE = lazy_re("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # always: backslash, backtick, emphasis, links, HTML, table pipes, headings, strikethrough; `_` unless inside a
 # word (GFM never reads an intraword underscore as emphasis, and config keys are full of them); `&` before an
 # entity name; `>` (a quote) and a list marker only at the start of the text.
-_MD_SPECIAL = regex.compile(r"[\\`*\[\]<|#~]|(?<!\w)_|_(?!\w)|&(?=#|\w)|^>|^[-+](?=\s)|(?<=^\d{1,9})[.)](?=\s)")
+_MD_SPECIAL = lazy(r"[\\`*\[\]<|#~]|(?<!\w)_|_(?!\w)|&(?=#|\w)|^>|^[-+](?=\s)|(?<=^\d{1,9})[.)](?=\s)")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -73,7 +73,7 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     return printable(os.fspath(path), one_line=True)
 
 
-_JSON_ODD = re.compile("[\ud800-\udfff\x7f-\x9f\u2028\u2029]")
+_JSON_ODD = lazy_re("[\ud800-\udfff\x7f-\x9f\u2028\u2029]")
 
 
 def _json_odd(m: re.Match[str]) -> str:
@@ -97,7 +97,7 @@ def md_text(text: str) -> str:
     return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), printable(flat, one_line=True))
 
 
-_LIST_ITEM = regex.compile(r"^\s{0,3}(?:\d{1,9}[.)]|[-*+])\s+")
+_LIST_ITEM = lazy(r"^\s{0,3}(?:\d{1,9}[.)]|[-*+])\s+")
 
 
 def md_block(text: str) -> str:

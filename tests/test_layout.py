@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "diagnoser"
-# Each stage may import its own modules and those of the stages before it. errors, i18n, safe and output are the
-# base every stage uses (one-line errors, words in two languages, untrusted text made safe, writes that fail
-# loudly); console, teach (learn, check-signatures), cli and its usage (--help) and eval sit on top.
+# Each stage may import its own modules and those of the stages before it. errors, i18n, safe, lazyre and output are
+# the base every stage uses (one-line errors, words in two languages, untrusted text made safe, regexes compiled on
+# first use, writes that fail loudly); console, teach (learn, check-signatures), cli and its usage (--help) and eval
+# sit on top.
 ORDER = {"errors": 0, "i18n": 0, "i18n_ranks": 0, "i18n_ray": 0, "i18n_health": 0, "i18n_robust": 0, "phrases": 0,
-         "safe": 0, "output": 0, "read": 1, "search": 2, "match": 3, "judge": 4, "report": 5, "modes": 6,
+         "safe": 0, "lazyre": 0, "output": 0, "read": 1, "search": 2, "match": 3, "judge": 4, "report": 5, "modes": 6,
          "console": 7, "teach": 8, "cli": 8, "usage": 7, "args": 7, "eval": 9, "__main__": 9, "__init__": 0}
 MAX_LINES = 300
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import regex
-
+from ..lazyre import lazy
 from .book import ForensicBook
 from .findings import Location
 from .ranks import RankRow
 from .table import Table
 
-_DIGITS = regex.compile(r"\S*\d\S*")
+_DIGITS = lazy(r"\S*\d\S*")
 # the phase a rank stopped in, from the words of its last lines (first match wins)
 PHASES = (
     ("weight sync", r"(?i)sync.{0,20}weight|weight.{0,20}sync|update_weights|broadcast.{0,20}(?:param|weight)"),
@@ -33,7 +32,7 @@ PHASES = (
     ("update", r"(?i)backward|optimizer|update_actor|update_policy|train_step|\bupdate\b"),
     ("collective", r"(?i)all_?reduce|all_?gather|reduce_scatter|barrier|broadcast|collective"),
 )
-_PHASES = tuple((name, regex.compile(rx)) for name, rx in PHASES)
+_PHASES = tuple((name, lazy(rx)) for name, rx in PHASES)
 
 
 @dataclass(slots=True)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import regex
-
+from ..lazyre import lazy
 from ..match.events import (
     EvidenceLine,
     UnrecognizedEvent,
@@ -22,7 +21,7 @@ MAX_SOURCES = 64
 MAX_UNRECOGNIZED = 500
 MAX_LONE = 20  # lone exception lines kept (the latest), see scanner._LONE
 MAX_TIMELINE = 4096
-_NUMBERS = regex.compile(r"0x[0-9a-fA-F]+|\d+")
+_NUMBERS = lazy(r"0x[0-9a-fA-F]+|\d+")
 
 
 @dataclass(slots=True)

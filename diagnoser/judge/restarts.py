@@ -10,13 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-import regex
-
+from ..lazyre import lazy
 from .book import ForensicBook
 from .findings import Location
 from .table import Table
 
-_NUMBERS = regex.compile(r"0x[0-9a-fA-F]+|\d+")
+_NUMBERS = lazy(r"0x[0-9a-fA-F]+|\d+")
 
 
 @dataclass(slots=True)

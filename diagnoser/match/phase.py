@@ -10,14 +10,13 @@ which name the remote method (verl's `WorkerDict.actor_rollout_ref_update_actor`
 
 from __future__ import annotations
 
-import regex
-
+from ..lazyre import lazy
 from ..read.frames import frames_of
 from ..read.normalize import LogLine
 from .schema import Signature
 
 # a Ray task headline: "RayTaskError(OutOfMemoryError): ray::WorkerDict.actor_rollout_ref_generate_sequences() (pid"
-_RAY_METHOD = regex.compile(r"\bray::[\w.]{0,200}?\.(?P<func>\w{1,120})\(\)")
+_RAY_METHOD = lazy(r"\bray::[\w.]{0,200}?\.(?P<func>\w{1,120})\(\)")
 
 # (phase, file regex or None, function regex or None); a frame is in a phase when both given regexes search true.
 # Checked in this order over all the frames: the rollout engine's own frames win (a vLLM engine built inside
@@ -47,7 +46,7 @@ _RULES: tuple[tuple[str, str | None, str | None], ...] = (
     # transformers' Trainer loop (TRL, ms-swift): the training step, when no frame above said more
     ("train", r"transformers/trainer\.py$", r"^(?:training_step|_inner_training_loop)$"),
 )
-_COMPILED = tuple((phase, regex.compile(f) if f else None, regex.compile(fn) if fn else None)
+_COMPILED = tuple((phase, lazy(f) if f else None, lazy(fn) if fn else None)
                   for phase, f, fn in _RULES)
 PHASES = ("build", "rollout", "log-prob", "train")
 

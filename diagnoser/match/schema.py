@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..lazyre import lazy_re
 
 KINDS = ("cause", "symptom", "advisory")
 # The causal role of what a signature matches (NVRx's restart-agent registry uses the same idea): `root` starts a
@@ -28,11 +29,11 @@ FIELD_ORDER = (
     "match", "metric", "leads_to", "facts", "why", "remedy", "references", "falsepositives", "examples",
 )
 REQUIRED = ("id", "title", "kind", "severity", "why", "remedy", "references", "examples")  # and `match` or `metric`
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")  # \Z: "$" would let a trailing newline in
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+ID_RE = lazy_re(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")  # \Z: "$" would let a trailing newline in
+NAME_RE = lazy_re(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # `{name}`, `{name|fallback text}` or `{name:filter}`; `{{` and `}}` are literal braces, and so is a
 # shell variable `${VAR}` / `${PIPESTATUS[0]}` (remedies quote shell commands).
-PLACEHOLDER_RE = re.compile(
+PLACEHOLDER_RE = lazy_re(
     r"\{\{|\}\}|\$\{[^{}\s]*\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z_]+))?(?:\|([^{}]*))?\}"
 )
 FILTERS = ("half", "double", "upper", "lower")

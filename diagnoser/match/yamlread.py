@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SignatureError
+from ..lazyre import lazy_re
 from .schema import (
     FILTERS,
     MATCHED_ON,
@@ -21,8 +21,8 @@ from .schema import (
 )
 
 _CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
-_SPACE_AFTER_PUNCT = re.compile(r"([，。；：！？、）」』】》])[ \t]+")
-_SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}])[ \t]+(?=[{_CJK}])")
+_SPACE_AFTER_PUNCT = lazy_re(r"([，。；：！？、）」』】》])[ \t]+")
+_SPACE_BETWEEN_CJK = lazy_re(rf"(?<=[{_CJK}])[ \t]+(?=[{_CJK}])")
 
 
 def tidy_chinese(text: str) -> str:

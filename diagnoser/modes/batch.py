@@ -4,7 +4,6 @@ many files, or a file too big for one process), merged in source order into one 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import stat
 import zlib
@@ -14,6 +13,7 @@ from .. import search
 from ..errors import InputError
 from ..i18n import Msg
 from ..judge.collector import Collector
+from ..lazyre import lazy_re
 from ..match.database import Database, build_database
 from ..match.schema import Signature
 from ..read.sources import Source, open_binary
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # a pool only when a scan uses more than one process
     import multiprocessing.context
     from concurrent.futures import ProcessPoolExecutor
 
-_YEAR = re.compile(rb"\b(20\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d"
+_YEAR = lazy_re(rb"\b(20\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d"
                    rb"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d+ \d\d:\d\d:\d\d (20\d\d)\b")
 YEAR_FILES = 256  # files sampled for the job's year
 YEAR_BYTES = 1 << 16

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import tarfile
 import tempfile
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
+from ..lazyre import lazy_re
 from ..match.database import Database
 from ..read.sources import Source
 from ..report.contract import to_json
@@ -34,7 +34,7 @@ from .pipeline import Pipeline, Warn, _ignore
 from .ray import RayTarget, cluster_report
 
 TOP = "job-report"
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE_NAME = lazy_re(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(slots=True)

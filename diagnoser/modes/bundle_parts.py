@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..judge.findings import Location
+from ..lazyre import lazy_re
 from ..read.sources import Source, decode, open_binary
 from ..report.redact import Redactor
 
@@ -30,14 +31,14 @@ SNIFF = 4096
 # Files that hold credentials, never read into a bundle whatever folder they are in: Ray's token
 # (~/.ray/auth_token), netrc (where wandb keeps its key), Hugging Face's token, cloud and git credentials, env
 # files, private keys.
-SECRET_FILES = re.compile(r"^(?:auth_token|\.?_?netrc|token|credentials|\.git-credentials|\.env(?:\..*)?|"
+SECRET_FILES = lazy_re(r"^(?:auth_token|\.?_?netrc|token|credentials|\.git-credentials|\.env(?:\..*)?|"
                           r"id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?|.*\.(?:pem|key|p12|pfx|jks|keystore))$", re.I)
 # PyTorch's flight recorder dumps one file per rank (TORCH_FR_DUMP_TEMP_FILE, default /tmp/nccl_trace_rank_<N>,
 # torch/csrc/distributed/c10d/FlightRecorder*.cpp) and `fr_trace` reads them; py-spy dumps are text
 # ("Process <pid>: <cmd>" then "Python v<version> (<path>)", py-spy's dump output).
-FLIGHT_RECORDER = re.compile(r"(?:^|[_.-])trace_rank_\d+|^fr_trace|flight_?recorder", re.I)
-PYSPY_NAME = re.compile(r"py[-_]?spy", re.I)
-PYSPY_HEAD = re.compile(rb"^Process \d+: .*\r?\nPython v\d")
+FLIGHT_RECORDER = lazy_re(r"(?:^|[_.-])trace_rank_\d+|^fr_trace|flight_?recorder", re.I)
+PYSPY_NAME = lazy_re(r"py[-_]?spy", re.I)
+PYSPY_HEAD = lazy_re(rb"^Process \d+: .*\r?\nPython v\d")
 
 
 @dataclass(slots=True)

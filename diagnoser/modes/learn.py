@@ -17,6 +17,7 @@ from pathlib import Path
 import regex
 
 from ..judge.findings import Unrecognized
+from ..lazyre import lazy
 from ..match.database import Database
 from ..match.literals import nesting_problem, required_gate
 from ..match.schema import ID_RE
@@ -27,7 +28,7 @@ from .batch import diagnose
 MAX_LEARN = 8  # skeletons written for one log
 MAX_MESSAGE = 160  # characters of the message the regex keeps (the rest varies more than it identifies)
 PATH_CHARS = r"[^\s'\",:;()\[\]{}<>]"
-_TOKEN = regex.compile(
+_TOKEN = lazy(
     r"(?P<hex>0x[0-9a-fA-F]+)"
     r"|(?P<uuid>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
     r"|(?P<path>(?<![\w.])(?:~|\.{1,2})?/" + PATH_CHARS + r"*)"
@@ -46,7 +47,7 @@ _CLASS = {
     "num": r"\d{1,20}(?:\.\d{1,20})?",
     "space": r"\s{1,40}",
 }
-_SPECIAL = regex.compile(r"([.^$*+?{}\[\]\\|()#])")
+_SPECIAL = lazy(r"([.^$*+?{}\[\]\\|()#])")
 
 
 @dataclass(frozen=True, slots=True)

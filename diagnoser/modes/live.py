@@ -12,13 +12,12 @@ import time
 from collections.abc import Callable
 from typing import BinaryIO, TextIO
 
-import regex
-
 from .. import search
 from ..i18n import msg
 from ..judge.findings import Finding, Location
 from ..judge.rank import compact_ranks
 from ..judge.remedy import fill, render_remedy
+from ..lazyre import lazy
 from ..match.database import Database
 from ..match.events import Event, HitEvent, MetricEvent, UnrecognizedEvent
 from ..match.observe import PROGRESS
@@ -33,7 +32,7 @@ from .status import StatusLine
 
 IDLE = 0.5  # seconds of quiet after which a file's open tracebacks are closed (a traceback comes in one write)
 HANG_SOURCE = "<live>"
-_PROGRESS = regex.compile(PROGRESS)
+_PROGRESS = lazy(PROGRESS)
 
 
 # every progress pattern holds one of these: the lines worth testing, found from the end of a piece

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from typing import Any
 from ..errors import InputError, UsageError
 from ..i18n import Msg
 from ..judge.collector import Collector
+from ..lazyre import lazy_re
 from ..match.database import Database
 from ..match.portable import portable
 from ..read.sources import Source
@@ -65,7 +65,7 @@ def import_ray() -> Any:
     return ray
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ANSI = lazy_re(r"\x1b\[[0-9;]*m")
 
 
 def _one_line(exc: BaseException) -> str:

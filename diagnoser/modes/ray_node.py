@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..i18n import Msg
 from ..judge.collector import Collector
+from ..lazyre import lazy_re
 from ..match.events import Event
 from ..match.observe import PROGRESS
 from ..match.portable import rebuild
@@ -35,7 +36,7 @@ from .pipeline import Pipeline
 
 MAX_QUEUE = 20_000  # events a followed node keeps for the driver; more are dropped (and counted)
 MAX_BATCH = 2_000  # events sent in one poll
-_PROGRESS = re.compile(PROGRESS)
+_PROGRESS = lazy_re(PROGRESS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,11 @@ names C++ prints mangled (`typeid(e).name()`), read back into `boost::wrapexcept
 
 from __future__ import annotations
 
-import regex
+from ..lazyre import lazy
 
 # Ray's C++ terminate handler (src/ray/util/logging.cc TerminateHandler):
 #   RAY_LOG(ERROR) << "Unhandled exception: " << typeid(e).name() << ". what(): " << e.what();
-RAY_UNHANDLED_CXX = regex.compile(r"Unhandled exception: (?P<type>[\w:<>,]{1,300})\. what\(\): (?P<msg>.*)")
+RAY_UNHANDLED_CXX = lazy(r"Unhandled exception: (?P<type>[\w:<>,]{1,300})\. what\(\): (?P<msg>.*)")
 MAX_NAME = 300
 
 

@@ -9,22 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
-
+from ..lazyre import lazy
 from .normalize import LogLine
 
 # Python (traceback.py); faulthandler's stack dump ("line N in f", no comma) is not a failure and is not read
-PY_FRAME = regex.compile(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S[^\n]{0,200})$')
+PY_FRAME = lazy(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S[^\n]{0,200})$')
 # rich.traceback: "│ /path/file.py:204 in setup_distributed │" (a long path is wrapped: the last line of it holds
 # the frame), or "│ in <name>:12 │" for a file that does not exist
-RICH_FRAME = regex.compile(r"^[│|] ?(?:(?P<file>\S{1,400}?):(?P<line>\d+) in (?P<func>[\w<>.]{1,200})"
+RICH_FRAME = lazy(r"^[│|] ?(?:(?P<file>\S{1,400}?):(?P<line>\d+) in (?P<func>[\w<>.]{1,200})"
                            r"|in (?P<func>[\w<>.]{1,200}):(?P<line>\d+))\s*[│|]?\s*$")
-RICH_START = regex.compile(r"^╭─+ Traceback \(most recent call last\) ─+╮\s*$")
-RICH_END = regex.compile(r"^╰─+╯\s*$")
+RICH_START = lazy(r"^╭─+ Traceback \(most recent call last\) ─+╮\s*$")
+RICH_END = lazy(r"^╰─+╯\s*$")
 # c10/util/Backtrace.cpp: "frame #6: c10d::TCPStore::TCPStore(std::string, ...) + 0x20c (0x7fcd in /x/libtorch_cpu.so)";
 # a frame with no symbol is "frame #9: /usr/bin/python3() [0x528b17]" or "frame #7: <unknown function> + 0xe48 (...)"
 # (macOS prints the offset in decimal: "+ 1212 (0x11b4f44dc in libtorch_cpu.dylib)")
-CXX_FRAME = regex.compile(r"^\s*frame #(?P<n>\d{1,4}): (?P<func>[^\n]{1,600}?)"
+CXX_FRAME = lazy(r"^\s*frame #(?P<n>\d{1,4}): (?P<func>[^\n]{1,600}?)"
                           r"(?: \+ (?:0x[0-9a-f]+|\d+) \(0x[0-9a-f]+ in (?P<file>[^()\n]{1,400})\)"
                           r"| \[0x[0-9a-f]+\])?\s*$")
 MAX_FRAMES = 256

@@ -16,24 +16,26 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-KERNEL_NAMES = re.compile(r"^(?:dmesg|kern|kernel|syslog|messages|journal)", re.I)
-RAY_NAMES = re.compile(r"^(?:raylet|gcs_server|python-core-(?:driver|worker)|job-driver|dashboard|monitor|"
+from ..lazyre import lazy_re
+
+KERNEL_NAMES = lazy_re(r"^(?:dmesg|kern|kernel|syslog|messages|journal)", re.I)
+RAY_NAMES = lazy_re(r"^(?:raylet|gcs_server|python-core-(?:driver|worker)|job-driver|dashboard|monitor|"
                        r"log_monitor|runtime_env|worker-[0-9a-f]{8,})", re.I)
 _IPV4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
 # a whole component that names a machine: a pod or node name, or an IPv4 address
-HOST_FULL = re.compile(rf"(?:[A-Za-z0-9][\w.-]*?-)?(?:master|worker|node|host)-?\d+|{_IPV4}", re.I)
+HOST_FULL = lazy_re(rf"(?:[A-Za-z0-9][\w.-]*?-)?(?:master|worker|node|host)-?\d+|{_IPV4}", re.I)
 # a field that srun's %N put in a file name: a short host name (letters, then digits somewhere)
-_HOSTISH = re.compile(r"[A-Za-z][A-Za-z0-9-]*\d[A-Za-z0-9-]*|" + _IPV4)
+_HOSTISH = lazy_re(r"[A-Za-z][A-Za-z0-9-]*\d[A-Za-z0-9-]*|" + _IPV4)
 RANK_RES = (
-    re.compile(r"log_rank_.*?_(\d+)_\d+", re.I),  # ROLL: log_rank_<worker>_<rank>_<world>.log
-    re.compile(r"(?:^|[_.\-])(?:log|rank|local_rank|proc|gpu)[_\-]?(\d+)(?=[_.\-]|$)", re.I),
+    lazy_re(r"log_rank_.*?_(\d+)_\d+", re.I),  # ROLL: log_rank_<worker>_<rank>_<world>.log
+    lazy_re(r"(?:^|[_.\-])(?:log|rank|local_rank|proc|gpu)[_\-]?(\d+)(?=[_.\-]|$)", re.I),
 )
 ELASTIC_FILES = ("stdout.log", "stderr.log", "error.json", "filtered_stdout.log", "filtered_stderr.log")
-_ATTEMPT = re.compile(r"^attempt_(\d+)$")
-_RESTART = re.compile(r"(?:^|[_.\-])(?:attempt|restart|retry)[_\-]?(\d+)(?=[_.\-]|$)", re.I)
-_RAY_WORKER = re.compile(r"^(?:worker-[0-9a-f]{8,}-[0-9a-f]{8}-|python-core-worker-[0-9a-f]+_)(\d+)\.(?:out|err|log)$")
-FR_NAME = re.compile(r"trace_rank_(\d+)(?:\.json)?$")
-_LOG_SUFFIX = re.compile(r"(?:\.(?:log|out|err|txt|stdout|stderr|trace)(?:\.\d+)?)+(?:\.gz)?$", re.I)
+_ATTEMPT = lazy_re(r"^attempt_(\d+)$")
+_RESTART = lazy_re(r"(?:^|[_.\-])(?:attempt|restart|retry)[_\-]?(\d+)(?=[_.\-]|$)", re.I)
+_RAY_WORKER = lazy_re(r"^(?:worker-[0-9a-f]{8,}-[0-9a-f]{8}-|python-core-worker-[0-9a-f]+_)(\d+)\.(?:out|err|log)$")
+FR_NAME = lazy_re(r"trace_rank_(\d+)(?:\.json)?$")
+_LOG_SUFFIX = lazy_re(r"(?:\.(?:log|out|err|txt|stdout|stderr|trace)(?:\.\d+)?)+(?:\.gz)?$", re.I)
 MAX_DIGITS = 9  # a rank or pid read from a name is a number of sane width
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import regex
 
+from ..lazyre import lazy
+
 # An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last line
 # of a paste), or a failed C++ CHECK (Ray's RAY_CHECK, glog, absl: "file.cc:NN:  Check failed: <condition>", glog's
 # "F0706 ... file.cc:NN] Check failed: ..." whose prefix the normaliser strips): a failure with no Python traceback.
@@ -12,19 +14,19 @@ import regex
 # matched the line, and the report shows it only when nothing else explains the log.
 LONE_LITERALS = ("Error: ", "Exception: ", "Check failed: ")
 _TYPE = r"(?P<type>(?:[A-Za-z_]\w{0,63}\.){0,8}(?:[A-Z]\w{0,79}Error|(?:[A-Z]\w{0,79})?Exception)): (?P<msg>\S.*)"
-_LONE = regex.compile("^" + _TYPE)
-_LONE_AT = regex.compile(_TYPE)  # matched at a position: the exception after a prefix nobody listed
+_LONE = lazy("^" + _TYPE)
+_LONE_AT = lazy(_TYPE)  # matched at a position: the exception after a prefix nobody listed
 # A prefix the normaliser does not know (a logger's own "2024-05-01 10:00:00 | ERROR | mod:fn:12 - ", a rank tag that
 # is not a number, spdlog's "[error] ") ends in a bracket, colon, bar, arrow or dash before the exception's name;
 # prose ("failed with ValueError: ...") does not. An exception logged at info or warning level was handled.
-_PREFIX_END = regex.compile(r"(?:[\]:|>)}]|\s[-|])\s*$")
-_HANDLED = regex.compile(r"(?i)\b(?:info|debug|warn|warning|notice|trace)\b")
+_PREFIX_END = lazy(r"(?:[\]:|>)}]|\s[-|])\s*$")
+_HANDLED = lazy(r"(?i)\b(?:info|debug|warn|warning|notice|trace)\b")
 # prefixes are made of stamps, tags and names (digits, brackets, colons, dots); a sentence ("Failed to send exit
 # request to worker : RpcError: ...") quotes an error it handled. A logger's name may be one plain word.
-_WORD = regex.compile(r"(?<!\S)[A-Za-z]+[:,]?(?!\S)")
+_WORD = lazy(r"(?<!\S)[A-Za-z]+[:,]?(?!\S)")
 _LEVELS = frozenset(("ERROR", "FATAL", "CRITICAL", "ERR", "error", "fatal", "critical"))
 MAX_PREFIX = 200
-_CHECK = regex.compile(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed): (?P<msg>\S.*)")
+_CHECK = lazy(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed): (?P<msg>\S.*)")
 # Ray prints this CHECK at interpreter exit of runs that went well (the core worker was already shut down)
 _BENIGN_CHECK = "Check failed: core_worker_process "
 LONE_TAIL = 100  # physical lines from the end of its source within which a lone line counts

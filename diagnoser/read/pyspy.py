@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
+from ..lazyre import lazy
 
-PROCESS_RE = regex.compile(r"^Process (?P<pid>\d{1,9}): (?P<cmd>.{0,2000})$")
-THREAD_RE = regex.compile(r'^Thread (?P<tid>0[xX][0-9a-fA-F]{1,16}|\d{1,9}) \((?P<status>idle|active\+gil|active)\)'
+PROCESS_RE = lazy(r"^Process (?P<pid>\d{1,9}): (?P<cmd>.{0,2000})$")
+THREAD_RE = lazy(r'^Thread (?P<tid>0[xX][0-9a-fA-F]{1,16}|\d{1,9}) \((?P<status>idle|active\+gil|active)\)'
                           r'(?:: "(?P<name>[^"]{0,200})")?\s*$')
 THREAD_LITERALS = ("(idle)", "(active)", "(active+gil)")
 MAX_FRAMES = 64

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import regex
-
+from ..lazyre import lazy
 from .frames import RICH_END, RICH_FRAME, RICH_START
 from .normalize import LogLine
 
@@ -17,36 +16,36 @@ MAX_TB_LINES = 400  # lines kept per traceback (head and tail survive)
 MAX_CONTINUATION = 48  # message lines after the exception line (torchrun's ChildFailedError table is long)
 MAX_BLANKS = 2
 
-TB_START = regex.compile(r"^\s*(?:\+\s*)?(?:Traceback \(most recent call last\):|Exception Group Traceback)")
+TB_START = lazy(r"^\s*(?:\+\s*)?(?:Traceback \(most recent call last\):|Exception Group Traceback)")
 # a logger that puts the formatted traceback after its own words: vLLM's "EngineCore hit an exception: Traceback
 # (most recent call last):", "Error executing method x. Traceback (most recent call last):"
-TB_START_TAIL = regex.compile(r"[:.]\s+Traceback \(most recent call last\):\s*$")
+TB_START_TAIL = lazy(r"[:.]\s+Traceback \(most recent call last\):\s*$")
 # Ray prints an error no one waited for as "Unhandled error (suppress with ...): ray::W.f() (pid=..)" and
 # then the remote frames and the exception line, with no "Traceback" header.
-RAY_UNHANDLED = regex.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\)")
-CXX_START = regex.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+RAY_UNHANDLED = lazy(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\)")
+CXX_START = lazy(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 # Ray's RayTaskError / RayActorError headline ("ray.exceptions.RayTaskError(RuntimeError): ray::W.f() (pid=..)"), which
 # Ray prints before the remote frames and the remote exception line: a paste cut inside the frames still names it
-RAY_TASK_ERROR = regex.compile(r"^(?P<type>(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\([\w.]{1,100}\)): "
+RAY_TASK_ERROR = lazy(r"^(?P<type>(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\([\w.]{1,100}\)): "
                                r"(?P<msg>ray::.*)")
-FATAL_START = regex.compile(r"^Fatal Python error: (?P<msg>.*)")
-SIGNAL_START = regex.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) received at time=")
-FRAME = regex.compile(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
-CHAIN = regex.compile(
+FATAL_START = lazy(r"^Fatal Python error: (?P<msg>.*)")
+SIGNAL_START = lazy(r"^\*\*\* (?P<sig>SIG[A-Z]+) received at time=")
+FRAME = lazy(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
+CHAIN = lazy(
     r"^\s*(?:During handling of the above exception, another exception occurred:"
     r"|The above exception was the direct cause of the following exception:)"
 )
-EXC_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
+EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
 # An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
 # torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
-EXC_NAME = regex.compile(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
-WHAT = regex.compile(r"^\s*what\(\):\s*(?P<msg>.*)")
-IGNORED = regex.compile(r"^Exception ignored in")
+EXC_NAME = lazy(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
+WHAT = lazy(r"^\s*what\(\):\s*(?P<msg>.*)")
+IGNORED = lazy(r"^Exception ignored in")
 # PyTorch's ProcessGroupNCCL logs the exception that ended its watchdog on one line, and rethrows it
 # (`terminate called ... what(): ` the same text); the text after the colon is the real error.
-WATCHDOG_EXC = regex.compile(r"(?:NCCL|Process group) watchdog thread terminated with exception: (?P<msg>.+)")
+WATCHDOG_EXC = lazy(r"(?:NCCL|Process group) watchdog thread terminated with exception: (?P<msg>.+)")
 WATCHDOG_TYPE = "ProcessGroupNCCL watchdog"
-NEW_RECORD = regex.compile(r"^(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d[ T]|INFO|WARNING|ERROR|DEBUG)")
+NEW_RECORD = lazy(r"^(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d[ T]|INFO|WARNING|ERROR|DEBUG)")
 
 
 @dataclass(slots=True)

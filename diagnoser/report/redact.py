@@ -28,10 +28,12 @@ import re
 from collections import Counter
 from typing import Any, TypeVar
 
+from ..lazyre import lazy_re
+
 T = TypeVar("T")
 MARK = "[REDACTED:{kind}]"
 
-_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(rx)) for kind, rx in (
+_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, lazy_re(rx)) for kind, rx in (
     ("huggingface-token", r"\b(?:hf_[A-Za-z]{34}|api_org_[A-Za-z]{34})(?![A-Za-z0-9])"),
     ("anthropic-key", r"\bsk-ant-(?:api03|admin01)-[A-Za-z0-9_-]{80,}"),
     ("openai-key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"),
@@ -44,22 +46,22 @@ _TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(rx)) 
     ("slack-token", r"\bxox[abposr]-[0-9]{10,13}-[0-9]{10,13}[A-Za-z0-9-]*"),
     ("jwt", r"\bey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\.(?:[A-Za-z0-9/\\_-]{10,}={0,2})?"),
 ))
-_KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s:/@'\"]{1,128}):([^\s@/'\"]{1,256})@")
-_HEADER = re.compile(r"(?i)\b(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?(?:bearer|basic|token|api-token)\s+)"
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_URL = lazy_re(r"\b([A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s:/@'\"]{1,128}):([^\s@/'\"]{1,256})@")
+_HEADER = lazy_re(r"(?i)\b(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?(?:bearer|basic|token|api-token)\s+)"
                      r"([A-Za-z0-9._~+/=-]{8,})|\b((?:x-)?(?:api-key|auth-token|access-token)\\?[\"']?\s*[:=]\s*\\?[\"']?)"
                      r"([A-Za-z0-9._~+/=-]{8,})")
 # NAME, then = / : (with quotes, maybe JSON-escaped) or, for --name, a space; then the value
-_NAMED = re.compile(
+_NAMED = lazy_re(
     r"(?i)(?<![A-Za-z0-9])(?P<name>(?:--)?[A-Za-z0-9_.-]{0,60}?(?:pass(?:word|wd)?|pwd|secret|token|credentials?|"
     r"api[_-]?key|apikey|access[_-]?key|key))(?![A-Za-z0-9])"
     r"(?P<sep>\\?[\"']?\s*(?:[:=]|(?<=[A-Za-z0-9_-])\s(?=\S))\s*\\?[\"']?)"
     r"(?P<value>[^\s\"'`,;}\]\\)]{4,512})")
-_STRONG = re.compile(r"(?i)(?:pass(?:word|wd)?|pwd|secret|credentials?|api[_-]?key|apikey|access[_-]?key|"
+_STRONG = lazy_re(r"(?i)(?:pass(?:word|wd)?|pwd|secret|credentials?|api[_-]?key|apikey|access[_-]?key|"
                      r"secret[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|hub[_-]?token|^hf[_-]?token|"
                      r"session[_-]?token|github[_-]?token|gh[_-]?token|refresh[_-]?token)$")
-_PLACEHOLDER = re.compile(r"(?i)^(?:\$\{?\w+\}?|<[^>]*>|\*+|x{3,}|none|null|nil|true|false|\{\}|\[\]|redacted|"
+_PLACEHOLDER = lazy_re(r"(?i)^(?:\$\{?\w+\}?|<[^>]*>|\*+|x{3,}|none|null|nil|true|false|\{\}|\[\]|redacted|"
                           r"\[redacted[^\]]*|changeme|your[_-].*|\.\.\.|…)$")
 
 

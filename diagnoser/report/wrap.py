@@ -4,7 +4,6 @@ numbered step; and a file name shortened in its middle so that `name:line` stays
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterator
 
@@ -12,13 +11,14 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from ..lazyre import lazy_re
 from ..safe import printable
 
 # no line starts with these (closing punctuation) and none ends with the opening ones
 _NO_START = set("，。、；：！？）」』】》〉”’…,.;:!?)]}%")
 _NO_END = set("（「『【《〈“‘([{")
 NBSP = "\u00a0"  # a space no line breaks at (shown as a plain space)
-_STEP = re.compile(r"^(\s*(?:\d{1,2}[.)]|[-*•])\s+)")
+_STEP = lazy_re(r"^(\s*(?:\d{1,2}[.)]|[-*•])\s+)")
 
 
 def _wide(ch: str) -> bool:

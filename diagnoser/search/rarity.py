@@ -12,12 +12,13 @@ punctuation (`Error: `, `Watchdog caught`) is rarer the longer it is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-_WORD = re.compile(r"[a-z0-9_]+")
+from ..lazyre import lazy_re
+
+_WORD = lazy_re(r"[a-z0-9_]+")
 WORD_PRIOR = 1e-3  # a bare lower-case identifier: as common as a frequent config key
 PHRASE_PRIOR = 2e-6  # anything else, per character short of 24
 
