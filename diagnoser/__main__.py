@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import __version__
         print(f"diagnose {__version__}")
         return 0
+    if argv is None:  # the command itself: no cycle collection while it starts (a caller's process is left alone)
+        from . import pause_gc
+
+        pause_gc()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when a caller chose otherwise
         signal.signal(signal.SIGINT, _on_sigint)
     from .read import startmarks  # the standard library only: where each followed file ends now, before the imports

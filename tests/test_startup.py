@@ -105,3 +105,22 @@ def test_each_shell_gets_a_script_from_the_same_table(capsys: pytest.CaptureFixt
         assert ("exit-on" in script) and ("hang-after" in script)
     assert "bashcompinit" in completion("zsh") and "complete -c diagnose" in completion("fish")
     assert main(["--completion", "tcsh"]) == 2 and "--completion must be one of" in capsys.readouterr().err
+
+
+GC_PROBE = ("import gc, json, sys\nfrom diagnoser.__main__ import main\nreal = sys.stdout\n"
+            "sys.stdout = open('/dev/null', 'w')\ncode = main({argv})\nsys.stdout = real\n"
+            "print(json.dumps([code, gc.isenabled(), gc.get_freeze_count()]))\n")
+
+
+@pytest.mark.parametrize("argv", ["None", "sys.argv[1:]"])
+def test_the_command_collects_no_cycles_while_it_starts(log40: tuple[Path, Path], argv: str) -> None:
+    """The command (main() with no argv) pauses the cycle collector until its database is loaded, then freezes what
+    exists and collects again; a caller in its own process (main(argv)) keeps its collector as it was."""
+    log, cache = log40
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-c", GC_PROBE.format(argv=argv), str(log)], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    code, enabled, frozen = json.loads(proc.stdout.splitlines()[-1])
+    assert code == 0 and enabled
+    assert (frozen > 10_000) if argv == "None" else frozen == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import regex
 
+from .. import started
 from ..errors import SignatureError
 from ..i18n import Msg
 from ..read.marks import READER_LITERALS
@@ -251,7 +252,15 @@ def _check_placeholders(sig: Signature) -> None:
 
 def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Database:
     """The database of the built-in signatures and those of `extra_dirs`: from the on-disk cache when it holds
-    this very set of files (cache.py), else read, validated and compiled, and cached for the next run."""
+    this very set of files (cache.py), else read, validated and compiled, and cached for the next run. The
+    command's start-up ends here (diagnoser.started)."""
+    try:
+        return _load_database(extra_dirs, builtin)
+    finally:
+        started()
+
+
+def _load_database(extra_dirs: Iterable[Path], builtin: bool) -> Database:
     roots = [builtin_root()] if builtin else []
     for d in extra_dirs:
         if not d.is_dir():
