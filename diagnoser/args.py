@@ -107,7 +107,8 @@ class _Formatter(argparse.HelpFormatter):
 
 
 def _parser(cmd: Command) -> _Parser:
-    p = _Parser(prog=cmd.name, add_help=False, allow_abbrev=False, exit_on_error=False,
+    # usage: never shown either; one given spares parse_known_intermixed_args formatting it (a few ms of a start-up)
+    p = _Parser(prog=cmd.name, usage=cmd.name, add_help=False, allow_abbrev=False, exit_on_error=False,
                 formatter_class=_Formatter)
     for dest, _metavar, nargs in cmd.args:
         p.add_argument(dest, nargs=nargs, default=None)
