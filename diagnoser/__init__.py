@@ -11,8 +11,8 @@ _gc_paused = False
 
 def pause_gc() -> None:
     """The command's start-up (its modules, their classes, the signature database) makes tens of thousands of objects
-    that live as long as the process and no garbage worth a cycle collection: the cyclic collector waits until the
-    database is loaded (`started`). About 2% of a 40-line diagnosis here (issue 13)."""
+    that live as long as the process and no garbage worth a cycle collection: the cyclic collector waits until its
+    first database is built (build_database calls `started`). About 2% of a 40-line diagnosis here (issue 13)."""
     global _gc_paused
     if gc.isenabled():
         gc.disable()
@@ -20,7 +20,7 @@ def pause_gc() -> None:
 
 
 def started() -> None:
-    """The database is loaded: what exists now stays for the whole run, so later collections leave it out
+    """The database is built: what exists now stays for the whole run, so later collections leave it out
     (gc.freeze), and the collector runs again. Nothing when `pause_gc` did not pause it (a caller in-process)."""
     global _gc_paused
     if _gc_paused:

@@ -222,6 +222,7 @@ def build_database(signatures: Iterable[Signature], check_refs: bool = True, *, 
     window, conds = max((cs.window for cs in compiled), default=0), tuple(file_conds.values())
     search = _search_index(rules, facts, any(x.metric for x in sigs), conds)  # health rules: their readers' literals
     frames = tuple(fr for cs in compiled for fr in FrameRule.compile_all(cs.sig, cs.index, c.pattern))
+    started()  # a command's start-up ends with its first database (diagnoser.pause_gc)
     return Database(tuple(compiled), tuple(rules), tuple(facts), search, window, keys, conds, frames)
 
 
@@ -252,15 +253,7 @@ def _check_placeholders(sig: Signature) -> None:
 
 def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Database:
     """The database of the built-in signatures and those of `extra_dirs`: from the on-disk cache when it holds
-    this very set of files (cache.py), else read, validated and compiled, and cached for the next run. The
-    command's start-up ends here (diagnoser.started)."""
-    try:
-        return _load_database(extra_dirs, builtin)
-    finally:
-        started()
-
-
-def _load_database(extra_dirs: Iterable[Path], builtin: bool) -> Database:
+    this very set of files (cache.py), else read, validated and compiled, and cached for the next run."""
     roots = [builtin_root()] if builtin else []
     for d in extra_dirs:
         if not d.is_dir():
