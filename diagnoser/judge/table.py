@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import time
 from dataclasses import dataclass, field
 
@@ -240,6 +239,8 @@ def _end(book: ForensicBook, table: Table) -> None:
 
 def _iso_ts(text: str) -> float | None:
     """Slurm's `CANCELLED AT 2024-05-01T12:00:00` (its default time format), as seconds."""
+    import calendar  # here: a start-up that never reads a Slurm time does not import it (strptime does anyway)
+
     try:
         return calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
     except ValueError:

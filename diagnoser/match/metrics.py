@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..lazyre import lazy
+
 Pair = tuple[str, object, str]  # key, value as printed (text, or a number from JSON), the text that printed it
 
 
@@ -77,7 +79,7 @@ def _head(text: str, end: int) -> str:
 
 # -- the readers ----------------------------------------------------------------------------------------------
 # a step is read only when it has at most 18 digits (int() fails past 4,300; issue 19)
-_VERL = regex.compile(r"(?:^|\s)step:(\d{1,18}) - ")
+_VERL = lazy(r"(?:^|\s)step:(\d{1,18}) - ")
 
 
 def _verl_console(text: str, _state: ReaderState) -> Record | None:
@@ -150,14 +152,14 @@ def _roll_dict(text: str, _state: ReaderState) -> Record | None:
                   _json_pairs(text, data, strip_tag=True), _head(text, at))
 
 
-_PY_PAIR = regex.compile(r"""'([^'\n]{1,200})': ('[^'\n]{0,64}'|[^,{}\[\]']{1,64})""")
+_PY_PAIR = lazy(r"""'([^'\n]{1,200})': ('[^'\n]{0,64}'|[^,{}\[\]']{1,64})""")
 
 
 def _py_pairs(text: str, start: int, prefix: str = "") -> list[Pair]:
     return [(prefix + m.group(1), m.group(2), m.group(0)) for m in _PY_PAIR.finditer(text, start)]
 
 
-_OPENRLHF = regex.compile(r"Global step (\d{1,18}): \{")
+_OPENRLHF = lazy(r"Global step (\d{1,18}): \{")
 
 
 def _openrlhf_dict(text: str, state: ReaderState) -> Record | None:
@@ -168,9 +170,9 @@ def _openrlhf_dict(text: str, state: ReaderState) -> Record | None:
     return Record("openrlhf", int(m.group(1)), _py_pairs(text, m.end() - 1), _head(text, m.end()))
 
 
-_BAR = regex.compile(r"Train epoch \[\d+/\d+\]:\s*100%\|[^|]{0,200}\|\s*(\d+)/(\d+) \[[^\]]*?(?:it|s), "
+_BAR = lazy(r"Train epoch \[\d+/\d+\]:\s*100%\|[^|]{0,200}\|\s*(\d+)/(\d+) \[[^\]]*?(?:it|s), "
                      r"(?=[a-z_]+=)([^\]]*)\]\s*$")
-_BAR_PAIR = regex.compile(r"([\w/]+)=([^,\]]+)")
+_BAR_PAIR = lazy(r"([\w/]+)=([^,\]]+)")
 
 
 def _openrlhf_bar(text: str, state: ReaderState) -> Record | None:
@@ -183,7 +185,7 @@ def _openrlhf_bar(text: str, state: ReaderState) -> Record | None:
     return Record("openrlhf-bar", None, pairs, _head(text, m.start(3)))
 
 
-_MEGATRON = regex.compile(r"\biteration\s+(\d{1,18})/\s*(?:\d+|infinity) \|")
+_MEGATRON = lazy(r"\biteration\s+(\d{1,18})/\s*(?:\d+|infinity) \|")
 
 
 def _megatron(text: str, _state: ReaderState) -> Record | None:
@@ -198,7 +200,7 @@ def _megatron(text: str, _state: ReaderState) -> Record | None:
     return Record("megatron", int(m.group(1)), pairs, _head(text, m.end()))
 
 
-_CHATLEARN = regex.compile(r"\bstep (\d{1,18}) prefix (\S+): logging metric \{")
+_CHATLEARN = lazy(r"\bstep (\d{1,18}) prefix (\S+): logging metric \{")
 
 
 def _chatlearn(text: str, _state: ReaderState) -> Record | None:
@@ -216,8 +218,8 @@ def _hf_dict(text: str, _state: ReaderState) -> Record | None:
     return Record("hf", None, _py_pairs(text, at), _head(text, at + 2))
 
 
-_NEMO_STEP = regex.compile(r"^\s*=+ Step (\d{1,18})/\d+ =+\s*$")
-_NEMO_VALUE = regex.compile(r"^\s*• (Loss|Generation KL Error|Avg Reward|Avg Filtered Reward|Avg Total Reward|"
+_NEMO_STEP = lazy(r"^\s*=+ Step (\d{1,18})/\d+ =+\s*$")
+_NEMO_VALUE = lazy(r"^\s*• (Loss|Generation KL Error|Avg Reward|Avg Filtered Reward|Avg Total Reward|"
                             r"Mean Generation Length|Total step time): (\S+?)s?\s*$")
 
 
