@@ -13,7 +13,7 @@ import regex
 from .. import started
 from ..errors import SignatureError
 from ..i18n import Msg
-from ..read.marks import READER_LITERALS
+from ..read.marks import LINE_READER_LITERALS, MARK_LITERALS, SPLIT_FREE_LITERALS
 from ..search.engine import engine_name, preload
 from ..search.index import GateSpec, SearchIndex
 from . import cache, metrics
@@ -234,8 +234,8 @@ def _search_index(rules: list[Rule], facts: list[FactRule], health: bool,
                   file_conds: tuple[tuple[CompiledSignature, CompiledCondition], ...]) -> SearchIndex:
     kinds = [(f.name, "job" if f.job else f.mode) for f in facts]
     return SearchIndex.build([_literals(r.gate) for r in rules], [_literals(f.gate) for f in facts], kinds,
-                             [_literals(c.gate) for _cs, c in file_conds], READER_LITERALS,
-                             metrics.reader_gates() if health else ())
+                             [_literals(c.gate) for _cs, c in file_conds], LINE_READER_LITERALS,
+                             metrics.reader_gates() if health else (), MARK_LITERALS, SPLIT_FREE_LITERALS)
 
 
 def _check_placeholders(sig: Signature) -> None:

@@ -2,8 +2,8 @@
 table and signals, scheduler kills, kernel kills, NCCL's GPU of each rank, a job's own success line.
 
 Each probe is a regex with the literals one of which its line must hold (so the fast search feeds those
-lines too: database.py gives READER_LITERALS to the search index). A probe gives a Mark: a kind and its
-named values, read from the cleaned line. Every text here is printed by the software named beside it.
+lines too: database.py gives MARK_LITERALS to the search index). A probe gives a Mark: a kind and its named
+values, read from the cleaned line. Every text here is printed by the software named beside it.
 """
 
 from __future__ import annotations
@@ -131,9 +131,16 @@ MARK_LITERALS: tuple[str, ...] = tuple(sorted({lit for _k, lits, _rx in PROBES f
 # literal -> the probes (by position in PROBES) one of whose literals it is
 _BY_LITERAL: dict[str, tuple[int, ...]] = {
     lit: tuple(i for i, (_k, lits, _rx) in enumerate(PROBES) if lit in lits) for lit in MARK_LITERALS}
-# every line a reader needs the fast search to feed it: tracebacks, lone errors, the marks of cross-rank
-# forensics, py-spy's thread headers
-READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + MARK_LITERALS + THREAD_LITERALS
+# marks whose forensic entry a writer's later lines update (a watchdog's progress per process group, its count
+# of waits): the lines holding their literals stay busy for the split of a big file (search/split.py); any other
+# mark is read from its line alone, and the book (judge/book.py) keeps it the same from parts as from one pass
+WRITER_STATE_KINDS = frozenset({"wd_timeout", "wd_progress", "gloo_timeout", "gloo_peer", "gloo_mesh"})
+SPLIT_FREE_LITERALS: tuple[str, ...] = tuple(sorted(
+    {lit for k, lits, _rx in PROBES if k not in WRITER_STATE_KINDS for lit in lits}
+    - {lit for k, lits, _rx in PROBES if k in WRITER_STATE_KINDS for lit in lits}))
+# with MARK_LITERALS (the marks of cross-rank forensics), every line a reader needs the fast search to feed it:
+# tracebacks, lone errors, py-spy's thread headers
+LINE_READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + THREAD_LITERALS
 
 
 @cache

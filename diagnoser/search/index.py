@@ -89,15 +89,21 @@ class SearchIndex:
     searches: dict[str, LiteralSearch] = field(default_factory=dict, compare=False)
     metrics: GateIndex = field(default_factory=GateIndex)
     metric_only: frozenset[str] = frozenset()
+    mark_only: frozenset[str] = frozenset()
 
     @classmethod
     def build(cls, rule_gates: Sequence[GateSpec], fact_gates: Sequence[GateSpec],
               fact_kinds: Sequence[tuple[str, str]], file_gates: Sequence[GateSpec],
-              always: Iterable[str], metric_gates: Sequence[tuple[str, ...]] = ()) -> SearchIndex:
+              always: Iterable[str], metric_gates: Sequence[tuple[str, ...]] = (),
+              marks: Iterable[str] = (), split_free: Iterable[str] = ()) -> SearchIndex:
         """`fact_kinds`: (name, "first" | "last" | "job") per fact, in the order of `fact_gates`; `metric_gates`:
-        the literals of each metric reader (a line holding none of a reader's is not read by it)."""
+        the literals of each metric reader (a line holding none of a reader's is not read by it); `always`: the
+        literals the line readers need on every line (tracebacks, lone errors, py-spy); `marks`: those of the
+        marks (read/marks.py), searched on every line too; `split_free`: the marks' literals whose lines may lie
+        just before a part of a split file begins (read/marks.py SPLIT_FREE_LITERALS)."""
         complete = all(g is not None for g in (*rule_gates, *fact_gates, *file_gates))
-        always = tuple(always)
+        readers = set(always)
+        always = (*always, *marks)
         static: set[str] = set(always)
         if all(g is not None for g in (*rule_gates, *file_gates)):
             static.update(lit for g in (*rule_gates, *file_gates) if g is not None for lit in g[0])
@@ -109,6 +115,10 @@ class SearchIndex:
                 static.update(gate[0])
             elif kind == "first":
                 first.setdefault(name, set()).update(gate[0] if gate else ())
+        # such a mark is read from its line alone and leaves no scanner waiting: its literals alone do not make
+        # a stretch busy for the split (split.py); a literal some other item needs too does
+        needed = {lit for g in (*rule_gates, *file_gates, *fact_gates) if g is not None for lit in g[0]}
+        mark_only = set(split_free).intersection(marks) - readers - needed
         metric_only = {lit for g in metric_gates for lit in g} - static
         static |= metric_only
         also: dict[str, set[tuple[tuple[str, ...], ...]]] = {lit: {()} for lit in (*always, *metric_only)}
@@ -121,7 +131,8 @@ class SearchIndex:
                    GateIndex.build(rule_gates), GateIndex.build(fact_gates), GateIndex.build(late),
                    GateIndex.build(file_gates),
                    {lit: tuple(sorted(v, key=len)) for lit, v in also.items()}, every,
-                   metrics=GateIndex.build((g, ()) for g in metric_gates), metric_only=frozenset(metric_only))
+                   metrics=GateIndex.build((g, ()) for g in metric_gates), metric_only=frozenset(metric_only),
+                   mark_only=frozenset(mark_only - metric_only))
 
     @property
     def head(self) -> frozenset[str]:
@@ -142,8 +153,13 @@ class SearchIndex:
     @property
     def quiet_search(self) -> LiteralSearch:
         """What makes a stretch of a file busy for the split (split.py): a metric record leaves no scanner waiting
-        (the health series of a later part are replayed after the earlier parts, judge/health.py)."""
-        return self._search("quiet", self.body - self.metric_only)
+        (the health series of a later part are replayed after the earlier parts, judge/health.py), nor does a
+        mark (each part's marks reach the same book, judge/book.py)."""
+        return self._search("quiet", self.quiet)
+
+    @property
+    def quiet(self) -> frozenset[str]:
+        return self.body - self.metric_only - self.mark_only
 
     @property
     def head_search(self) -> LiteralSearch:
@@ -156,7 +172,7 @@ class SearchIndex:
     def compiled_engines(self) -> dict[str, bytes]:
         """The compiled Hyperscan databases of the three literal sets (for the database cache)."""
         out = {}
-        for literals in (self.body, self.head, self.every, self.body - self.metric_only):
+        for literals in (self.body, self.head, self.every, self.quiet):
             data = compiled_bytes(literals)
             if data is not None:
                 out[literal_key(literals)] = data

@@ -9,6 +9,7 @@ parts are merged (see DeferredHitEvent).
 
 from __future__ import annotations
 
+import io
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ LEAD = 1 << 20  # bytes before a part's start read again, for the context of an 
 QUIET_BYTES = LEAD + (64 << 10)  # the stretch before a part's start that must hold no candidate
 QUIET_LINES = STALE_TB + 1000  # ... and at least this many lines (an open traceback would have closed)
 SEEK_BYTES = 48 << 20  # how far past its ideal place a part's start is looked for
+SEEK_FIRST = 4 << 20  # ... first this far (reading and searching 48 MB cost 0.17 s on a 2-core machine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,26 +97,36 @@ def plan_parts(path: Path, size: int, parts: int, search: LiteralSearch) -> list
             target = max(size * k // parts, floor + QUIET_BYTES, starts[-1] + QUIET_BYTES)
             if target >= size:
                 break
-            begin = target - QUIET_BYTES
-            fh.seek(begin)
-            # one buffer, cut in place (slices of bytes would copy its ~50 MB: -j 2 peaked at 130 MB here)
-            window = bytearray(QUIET_BYTES + SEEK_BYTES)
-            del window[fh.readinto(window):]
-            if begin > 0:  # begin at a line start
-                first = window.find(b"\n")
-                if first < 0:
-                    continue
-                del window[: first + 1]
-                begin += first + 1
-            cut = window.rfind(b"\n")
-            if cut < 0:
-                continue
-            del window[cut + 1:]
-            found = quiet_start(window, target - begin, search)
-            if found is not None and begin + found < size:
-                starts.append(begin + found)
+            # a short look first (a log with quiet places has one within a few MB), the whole reach after
+            for seek in dict.fromkeys((min(SEEK_FIRST, SEEK_BYTES), SEEK_BYTES)):
+                found = _quiet_near(fh, target, seek, search)
+                if found is not None:
+                    if found < size:
+                        starts.append(found)
+                    break
     bounds = [*starts, size]
     return [Part(a, b, max(0, a - LEAD) if a else 0) for a, b in itertools.pairwise(bounds)]
+
+
+def _quiet_near(fh: io.BufferedReader, target: int, seek: int, search: LiteralSearch) -> int | None:
+    """The offset of the first quiet line start at or after `target`, looking up to `seek` bytes past it."""
+    begin = target - QUIET_BYTES
+    fh.seek(begin)
+    # one buffer, cut in place (slices of bytes would copy its ~50 MB: -j 2 peaked at 130 MB here)
+    window = bytearray(QUIET_BYTES + seek)
+    del window[fh.readinto(window):]
+    if begin > 0:  # begin at a line start
+        first = window.find(b"\n")
+        if first < 0:
+            return None
+        del window[: first + 1]
+        begin += first + 1
+    cut = window.rfind(b"\n")
+    if cut < 0:
+        return None
+    del window[cut + 1:]
+    found = quiet_start(window, target - begin, search)
+    return None if found is None else begin + found
 
 
 def head_year(path: Path) -> int | None:
