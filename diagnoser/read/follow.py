@@ -88,7 +88,7 @@ class Follower(Handles):
             fh.close()  # never opened: the rescan skips it by self.own
             self.handles -= 1
             return
-        if fh.read(2) == b"\x1f\x8b":
+        if head_of(fh, 2) == b"\x1f\x8b":
             self.warn(Msg("warn_follow_gz", path=path))
             fh.close()
             self.handles -= 1
@@ -181,6 +181,9 @@ class Follower(Handles):
             del self.tails[tail.path]
             if st is not None:
                 self._open(tail.path, from_start=True)
+                new = self.tails.get(tail.path)
+                if new is not None and new.fh is not None:
+                    yield from self._poll_one(new, now)  # read now: it may be truncated before the next poll
             return
         if st.st_size == tail.pos and (st.st_size, st.st_mtime_ns) == tail.stamp:  # read to its end, unchanged
             yield from self._idle(tail, now)
@@ -223,7 +226,7 @@ class Follower(Handles):
                 yield from self._rotated(tail, copy or None, now)
                 return
             st = None  # the new file waits (a copy being made?); the old one is read on meanwhile
-        if st is not None and (st.st_size < tail.pos or head_of(tail.fh, len(tail.head)) != tail.head):
+        if tails.was_cut(tail):  # by its handle: a file renamed away may have been cut too
             yield from self._truncated(tail)
         data = read_some(tail.fh)
         if data:
@@ -246,6 +249,8 @@ class Follower(Handles):
         """A new file at the path: drain the old handle first, then read the new one from 0 (a copy of another
         followed file from where that one was truncated)."""
         assert tail.fh is not None
+        if tails.was_cut(tail):
+            yield from self._truncated(tail)  # truncated and written again before it was renamed: drained from 0
         tail.old.append((tail.fh, tail.ident))
         self.active.pop(tail.path, None)
         self.handles -= 1  # counted again below, as the new handle
@@ -279,14 +284,6 @@ class Follower(Handles):
         tail.pos = 0
         tail.lineno = 0
         tail.head = tail.recent = b""
-
-    def _release(self, tail: Tail) -> None:
-        if tail.fh is not None:
-            self._close(tail.fh, tail.ident, tail.pos, tail.lineno)
-            tail.fh = None
-        self.active.pop(tail.path, None)
-        if self.tails.get(tail.path) is tail:
-            del self.tails[tail.path]
 
     def _idle(self, tail: Tail, now: float) -> Iterator[tails.Piece]:
         if tail.partial and now - tail.partial_since >= IDLE_FLUSH:

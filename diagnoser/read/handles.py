@@ -23,6 +23,7 @@ class Handles:
     budget: int
     handles: int
     active: OrderedDict[Path, Tail]
+    tails: dict[Path, Tail]
     closed: dict[tuple[int, int], Seen]
 
     def _room(self) -> None:
@@ -41,7 +42,11 @@ class Handles:
             tail.stamp = (st.st_size, st.st_mtime_ns)
         except OSError:
             tail.stamp = (-1, 0)
-        tail.head = head_of(fh, tail.pos)
+        head = head_of(fh, tail.pos)
+        if head.startswith(tail.head):
+            tail.head = head
+        else:  # truncated and written again since it was last read: its wake must see that (not take it as read)
+            tail.stamp = (-1, 0)
         fh.close()
         tail.fh = None
         self.handles -= 1
@@ -50,13 +55,23 @@ class Handles:
     def _handle(self, path: Path) -> tuple[BinaryIO, os.stat_result] | None:
         self._room()
         try:
-            fh = open(path, "rb")  # noqa: SIM115 - kept open while followed
+            # unbuffered: a buffer would hold bytes the file no longer has after a truncation (seek(0) keeps them)
+            fh = open(path, "rb", buffering=0)  # noqa: SIM115 - kept open while followed
             st = os.fstat(fh.fileno())
         except OSError as exc:
             self.warn(Msg("warn_cannot_follow", path=path, reason=exc.strerror or exc))
             return None
         self.handles += 1
         return fh, st
+
+    def _release(self, tail: Tail) -> None:
+        """Stop following a file: its handle closed and remembered, its tail dropped."""
+        if tail.fh is not None:
+            self._close(tail.fh, tail.ident, tail.pos, tail.lineno)
+            tail.fh = None
+        self.active.pop(tail.path, None)
+        if self.tails.get(tail.path) is tail:
+            del self.tails[tail.path]
 
     def _close(self, fh: BinaryIO, ident: tuple[int, int], pos: int | None, lineno: int) -> None:
         """Close a handle; `pos`: how far it was read (None: to where the handle is)."""

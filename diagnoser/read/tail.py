@@ -110,6 +110,17 @@ def same_head(path: Path, head: bytes) -> bool:
         return False
 
 
+def was_cut(tail: Tail) -> bool:
+    """Whether the file of an open tail was truncated since it was read: shorter than where we are, or other first
+    bytes (truncated and written past where we were, or to the same size)."""
+    assert tail.fh is not None
+    try:
+        size = os.fstat(tail.fh.fileno()).st_size
+    except OSError:
+        return False
+    return size < tail.pos or head_of(tail.fh, len(tail.head)) != tail.head
+
+
 def read_some(fh: BinaryIO) -> bytes:
     """What the handle has now, at most 8 MiB (come back for the rest next poll: memory stays bounded)."""
     out = b""
