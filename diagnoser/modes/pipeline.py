@@ -170,7 +170,8 @@ class Pipeline:
         scanner.metrics_from = before_start + 1  # the earlier part told the metric records of the lead
         try:
             last = search.scan(scanner, self.db.search, reader, lambda _n: None, memory=RECENT,  # type: ignore[arg-type]
-                               name=source.name, warn=self.warn, first_line=before_lead + 1)
+                               name=source.name, warn=self.warn, first_line=before_lead + 1,
+                               ends_source=part.last)
         finally:
             reader.close()
         scanner.finish(last)

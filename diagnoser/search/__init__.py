@@ -26,14 +26,17 @@ __all__ = ["GateIndex", "LimitedReader", "LiteralSearch", "LiveGate", "Part", "S
 
 
 def scan(sink: Sink, index: SearchIndex, reader: BinaryIO, count: Callable[[int], None], *, memory: int,
-         name: str, warn: Callable[[str], None], first_line: int = 1) -> int:
+         name: str, warn: Callable[[str], None], first_line: int = 1, ends_source: bool = True) -> int:
     """Feed `sink` the lines of `reader` that can matter, in order, numbered from `first_line`; return the
-    number of the last line read. A corrupt gzip stream or a read error ends the input with a warning."""
-    # the source's last lines are lent to the scanner at the end (each writer's last line and step)
-    feeder = FastFeeder(sink, index, count, max(memory, activity.TAIL_LINES))
+    number of the last line read. A corrupt gzip stream or a read error ends the input with a warning.
+    `ends_source`: the reader ends the source (not a part of a split file followed by another)."""
+    # the source's last lines are lent to the scanner at the end (each writer's last line and step); a part that
+    # ends before the source does has no such lines (a scan of the whole file would not lend them either)
+    feeder = FastFeeder(sink, index, count, max(memory, activity.TAIL_LINES) if ends_source else memory)
     feeder.next_line = first_line
     read_guarded(lambda: feeder.run(reader), warn, name)
-    sink.lend(tail_lines(feeder, activity.TAIL_LINES))
+    if ends_source:
+        sink.lend(tail_lines(feeder, activity.TAIL_LINES))
     return feeder.next_line - 1
 
 

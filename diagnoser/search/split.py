@@ -29,11 +29,13 @@ SEEK_FIRST = 4 << 20  # ... first this far (reading and searching 48 MB cost 0.1
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """Bytes start..end of the file; reading begins at `lead` (<= start) for look-back only."""
+    """Bytes start..end of the file; reading begins at `lead` (<= start) for look-back only; `last`: it ends the
+    file (as it was when the parts were planned)."""
 
     start: int
     end: int
     lead: int
+    last: bool = True
 
 
 def _facts_end(path: Path) -> int | None:
@@ -105,7 +107,7 @@ def plan_parts(path: Path, size: int, parts: int, search: LiteralSearch) -> list
                         starts.append(found)
                     break
     bounds = [*starts, size]
-    return [Part(a, b, max(0, a - LEAD) if a else 0) for a, b in itertools.pairwise(bounds)]
+    return [Part(a, b, max(0, a - LEAD) if a else 0, b == size) for a, b in itertools.pairwise(bounds)]
 
 
 def _quiet_near(fh: io.BufferedReader, target: int, seek: int, search: LiteralSearch) -> int | None:
