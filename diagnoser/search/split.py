@@ -100,7 +100,8 @@ def plan_parts(path: Path, size: int, parts: int, search: LiteralSearch) -> list
             if target >= size:
                 break
             # a short look first (a log with quiet places has one within a few MB), the whole reach after
-            for seek in dict.fromkeys((min(SEEK_FIRST, SEEK_BYTES), SEEK_BYTES)):
+            reach = min(SEEK_BYTES, max(SEEK_FIRST, size // (4 * parts)))  # a log with no quiet place costs less
+            for seek in dict.fromkeys((min(SEEK_FIRST, reach), reach)):
                 found = _quiet_near(fh, target, seek, search)
                 if found is not None:
                     if found < size:
