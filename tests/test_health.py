@@ -15,7 +15,7 @@ import pytest
 
 from diagnoser.judge.series import EARLY_KEEP, SERIES_POINTS, SKETCH_BUCKETS
 from diagnoser.match.database import Database
-from diagnoser.match.metrics import READERS, ReaderState, number, read_record
+from diagnoser.match.metrics import READERS, ReaderState, number, pairs_of, read_record
 from diagnoser.modes.batch import diagnose, diagnose_text
 from diagnoser.modes.live import LiveSession, StopLive
 from diagnoser.read.normalize import Normalizer
@@ -41,7 +41,7 @@ def _records(name: str) -> list[tuple[str, int | None, dict[str, object]]]:
                 readers = [i for i in everyone if any(lit in line.text for lit in READERS[i].literals)]
                 record = read_record(line.text, readers, state)
                 if record is not None:
-                    out.append((record.reader, record.step, {k: v for k, v, _t in record.pairs}))
+                    out.append((record.reader, record.step, {k: v for k, v, _t in pairs_of(record)}))
     return out
 
 

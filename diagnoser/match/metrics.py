@@ -35,8 +35,23 @@ Pair = tuple[str, object, str]  # key, value as printed (text, or a number from 
 class Record:
     reader: str
     step: int | None  # None: the format prints no step (records are counted instead)
-    pairs: list[Pair]
+    pairs: list[Pair]  # read them with pairs_of (verl's are made only when asked for)
     head: str  # the start of the line (prefix and step), for evidence
+    items: list[str] | None = None  # verl console: the "key:value" pieces, not yet made pairs (see pairs_of)
+
+
+def verl_pair(item: str) -> Pair | None:
+    """One "key:value" piece of a verl console line as a pair (None when it is not one)."""
+    key, sep, value = item.rpartition(":")
+    return (key, value, item.strip()) if sep and key and " " not in key else None
+
+
+def pairs_of(record: Record) -> list[Pair]:
+    """The record's pairs, in the order printed."""
+    if record.items is not None:
+        record.pairs = [p for p in map(verl_pair, record.items) if p is not None]
+        record.items = None
+    return record.pairs
 
 
 @dataclass(slots=True)
@@ -86,12 +101,8 @@ def _verl_console(text: str, _state: ReaderState) -> Record | None:
     m = _VERL.search(text, 0, 200)
     if m is None:
         return None
-    pairs: list[Pair] = []
-    for item in text[m.end():].split(" - "):
-        key, sep, value = item.rpartition(":")
-        if sep and key and " " not in key:
-            pairs.append((key, value, item.strip()))
-    return Record("verl", int(m.group(1)), pairs, _head(text, m.end()))
+    # a line prints dozens of keys and health rules read a few: each piece is made a pair only when asked for
+    return Record("verl", int(m.group(1)), [], _head(text, m.end()), text[m.end():].split(" - "))
 
 
 def _json_tail(text: str, start: int) -> dict[str, object] | None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .compiled import LazyPattern
-from .metrics import Record, number
+from .metrics import Pair, Record, number, pairs_of, verl_pair
 from .schema import Signature
 
 Ref = tuple[str, int]  # (signature id, clause index)
@@ -89,7 +89,16 @@ def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[
     excused: list[Ref] = []
     ratios: list[tuple[str, float, str, Ref, LazyPattern]] = []
     memo = watch._keys
-    for key, printed, token in record.pairs:
+    if record.items is not None:  # verl console: a piece whose key no clause reads is never made a pair
+        pairs: list[Pair] = []
+        for item in record.items:
+            if memo.get(item.rpartition(":")[0]) is not _NONE:
+                pair = verl_pair(item)
+                if pair is not None:
+                    pairs.append(pair)
+    else:
+        pairs = record.pairs
+    for key, printed, token in pairs:
         got = memo.get(key)
         if got is None:
             direct, ratio = watch.refs(key)
@@ -111,7 +120,7 @@ def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[
         for ref, divisor in ratio:
             ratios.append((key, value, token, ref, divisor))
     for key, value, token, ref, divisor in ratios:
-        for other, printed, other_token in record.pairs:
+        for other, printed, other_token in pairs_of(record):
             if divisor.search(other):
                 den = number(printed)
                 if den:  # neither None nor 0

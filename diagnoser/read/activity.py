@@ -34,7 +34,7 @@ def who_of(line: LogLine) -> Who:
     return (line.task, None, line.rank, line.pid)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # never changed once made (a frozen one costs a setattr call per field)
 class Seen:
     lineno: int
     time: str | None
@@ -113,11 +113,12 @@ class ActivityTracker:
         seen = Seen(line.lineno, line.time, line.ts, text[:MAX_TEXT])
         if track.host is None and line.lineno <= normalize.HEAD_LINES:
             track.host = line.host
-        if any(m.kind == "waiting" for m in marks):
-            track.waiting = _later(track.waiting, seen)
-            return
-        if any(m.kind in LAUNCHER_MARKS for m in marks):
-            return  # the scheduler or launcher speaking through the rank's stream (srun labels it with the task)
+        if marks:
+            if any(m.kind == "waiting" for m in marks):
+                track.waiting = _later(track.waiting, seen)
+                return
+            if any(m.kind in LAUNCHER_MARKS for m in marks):
+                return  # the scheduler or launcher speaking through the rank's stream (srun labels it with the task)
         head = line.lineno <= normalize.HEAD_LINES
         track.line = _later(track.line, seen)
         if head:

@@ -7,33 +7,34 @@ kept on the record; the cleaned text is what signatures match.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import date
 
 import regex
 
 from ..safe import to_int
 from .prefixes import (
-    ANSI_RE,
-    CONTROL_RE,
+    COLON_SPACE,
     DMESG_T_RE,
-    GLUED_RE,
     ISO_RE,
     KERNEL_HOST_RE,
     MAX_PREFIXES,
     MONTHS,
     NCCL_PREFIX_RE,
-    PROGRESS_RE,
     REPEAT_RE,
     SRUN_LABEL_RE,
     SYSLOG_RE,
     TRANSPORT,
+    timegm,
 )
 from .prefixes import candidates as prefix_candidates
+from .prefixes import clean_text as clean_text  # where the fast search and the tests find them
+from .prefixes import segments as split_redraws
+from .prefixes import strip_ansi as strip_ansi
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class LogLine:
-    """One logical line: where it came from, what it said, and what its prefixes told."""
+    """One logical line: where it came from, what it said, and what its prefixes told. Never changed once made
+    (not declared frozen: a frozen dataclass pays a setattr call per field, a third of making one)."""
 
     source: str
     lineno: int
@@ -61,6 +62,7 @@ HEAD_LINES = 2000
 FACT_LINES = 50000
 SRUN_PREAMBLE = 50  # lines a batch script may print before srun's labelled output starts
 MAX_REPEAT = 10**9  # Ray's "[repeated Nx across cluster]": a count past this is a count of this
+PREFIX_MEMO = 4096  # first prefixes remembered per source (see Normalizer._absorb_first)
 
 
 @dataclass(slots=True)
@@ -77,40 +79,7 @@ class _Info:
     lrank: int | None = None
 
 
-_EPOCH_DAY = date(1970, 1, 1).toordinal()
-_LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cleans a line, then feeds it
-
-
-def _timegm(year: int, month: int, day: int, hour: int, minute: int, sec: int) -> int:
-    """calendar.timegm's arithmetic (same result, same ValueError for a month or year out of range) without
-    importing calendar, which imports locale: a start-up paid 10 ms for it."""
-    return (((date(year, month, 1).toordinal() - _EPOCH_DAY + day - 1) * 24 + hour) * 60 + minute) * 60 + sec
-
-
-def strip_ansi(text: str) -> str:
-    if "\x1b" in text or "[" in text:
-        text = ANSI_RE.sub("", text)
-    return text
-
-
-def clean_text(raw: str) -> str:
-    """The physical line without its line end, colour codes and control characters: the text every logical
-    line of it is a part of."""
-    global _LAST_CLEAN
-    last = _LAST_CLEAN
-    if raw == last[0]:
-        return last[1]
-    clean = strip_ansi(raw.rstrip("\r\n"))
-    if not clean.isprintable() and CONTROL_RE.search(clean):  # a control character is never printable
-        clean = CONTROL_RE.sub("", clean)
-    _LAST_CLEAN = (raw, clean)
-    return clean
-
-
-def is_progress(text: str) -> bool:
-    return PROGRESS_RE.search(text) is not None
-
-
+_Told = tuple[int | None, str | None, str | None, int | None, str, bool, int | None]
 class Normalizer:
     """Per-source normaliser; dates year-less timestamps with the first full year in the head (else the job's)."""
 
@@ -126,6 +95,8 @@ class Normalizer:
         # srun --label: None until a labelled line is seen, then its width; 0 once the source is known not to be
         self.srun_width: int | None = None
         self.srun_seen = 0
+        # (first prefix pattern, its groups) -> what it told (see _absorb_first)
+        self._first: dict[tuple[regex.Pattern[str], str, tuple[str | None, ...]], _Told] = {}
 
     @property
     def settled(self) -> bool:
@@ -162,12 +133,15 @@ class Normalizer:
             if m:
                 repeat = min(to_int(m.group("n")) or 1, MAX_REPEAT)
                 body = body[: m.start()]
-        segments = _segments(body) if "\r" in body or "%|" in body else [body]
+        segments = split_redraws(body) if "\r" in body or "%|" in body else [body]
         out: list[LogLine] = []
         for seg in segments:
-            seg_info = _Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
-                             info.stream, info.rank_is_local, info.lrank)
-            text = self._strip_prefixes(seg, seg_info) if seg is not body else seg
+            if seg is body:
+                seg_info, text = info, seg
+            else:
+                seg_info = _Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
+                                 info.stream, info.rank_is_local, info.lrank)
+                text = self._strip_prefixes(seg, seg_info)
             out.append(
                 LogLine(
                     source=self.source, lineno=lineno, raw=raw, text=text.rstrip(),
@@ -193,7 +167,7 @@ class Normalizer:
         return text, None
 
     def _strip_prefixes(self, text: str, info: _Info) -> str:
-        for _ in range(MAX_PREFIXES):
+        for i in range(MAX_PREFIXES):
             if not text:
                 return text
             if text[0] == " ":
@@ -205,11 +179,16 @@ class Normalizer:
             if patterns is None:
                 return text
             for pattern in patterns:
+                if pattern in COLON_SPACE and ": " not in text:
+                    continue  # every match of it holds ": "
                 m = pattern.match(text)
                 if m is not None:
-                    self._absorb(m, info)
-                    if pattern in TRANSPORT:
-                        info.stream += m.group(0).strip() + "|"
+                    if i == 0 and not info.stream:
+                        self._absorb_first(pattern, m, info)
+                    else:
+                        self._absorb(m, info)
+                        if pattern in TRANSPORT:
+                            info.stream += m.group(0).strip() + "|"
                     text = text[m.end():]
                     if pattern is ISO_RE or pattern is SYSLOG_RE or pattern is DMESG_T_RE:
                         km = KERNEL_HOST_RE.match(text)
@@ -220,6 +199,23 @@ class Normalizer:
             else:
                 return text
         return text
+
+    def _absorb_first(self, pattern: regex.Pattern[str], m: regex.Match[str], info: _Info) -> None:
+        """`_absorb` of a line's first prefix into a fresh _Info: what a prefix without a time tells depends on its
+        groups alone, remembered per source (a Ray actor's, a rank tag's: the same on thousands of lines)."""
+        key = (pattern, m.group(0), m.groups())
+        got = self._first.get(key)
+        if got is None:
+            self._absorb(m, info)
+            if pattern in TRANSPORT:
+                info.stream += m.group(0).strip() + "|"
+            if "H" in pattern.groupindex and m.group("H") is not None:
+                return  # a time: the year it takes may depend on the lines before (and it is seldom twice the same)
+            if len(self._first) >= PREFIX_MEMO:
+                self._first.clear()
+            self._first[key] = (info.rank, info.host, info.actor, info.pid, info.stream, info.rank_is_local, info.lrank)
+            return
+        info.rank, info.host, info.actor, info.pid, info.stream, info.rank_is_local, info.lrank = got
 
     def _absorb(self, m: regex.Match[str], info: _Info) -> None:
         groups = m.groupdict()
@@ -271,29 +267,11 @@ class Normalizer:
                 info.time = stamp
                 return
             info.time = f"{year:04d}-{stamp}"
-            info.ts = _timegm(year, month, day, hour, minute, min(sec, 59)) + (
+            info.ts = timegm(year, month, day, hour, minute, min(sec, 59)) + (
                 float("0." + frac) if frac else 0.0
             )
         except (KeyError, ValueError, OverflowError):
             return
-
-
-def _segments(body: str) -> list[str]:
-    """Split `\\r` redraws: keep real text, drop all but the last progress-bar frame."""
-    parts = [p for p in body.split("\r") if p.strip()] if "\r" in body else [body]
-    if not parts:
-        return [""]
-    kept: list[str] = []
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if "%|" in part:
-            glued = GLUED_RE.match(part)
-            if glued is not None:
-                kept.append(glued.group("rest"))
-                continue
-        if last or not is_progress(part):
-            kept.append(part)
-    return kept or [parts[-1]]
 
 
 def with_text(line: LogLine, text: str) -> LogLine:

@@ -7,6 +7,7 @@ line; logger prefixes (ISO, glog, vLLM, ChatLearn, ROLL, syslog, dmesg) add a ti
 from __future__ import annotations
 
 import re
+from datetime import date
 
 import regex
 
@@ -127,6 +128,8 @@ PAREN = (RAY_RE, RAY_SVC_RE)
 DIGIT = (ISO_RE, PDSH_RE, SRUN_RE)
 ALPHA = (GLOG_RE, VLLM_RE, CHATLEARN_RE, SYSLOG_RE, PDSH_RE)
 MAX_PREFIXES = 8
+# the patterns every match of which holds ": " (a line without one is not tried with them)
+COLON_SPACE = frozenset({PDSH_RE, SYSLOG_RE, SRUN_RE})
 _GROUPS = {"[": BRACKET, "(": PAREN}
 _BY_START: dict[str, tuple[regex.Pattern[str], ...]] = {}
 START_MEMO = 8192
@@ -147,3 +150,57 @@ def candidates(text: str) -> tuple[regex.Pattern[str], ...] | None:
             _BY_START.clear()
         _BY_START[start] = found
     return found or None
+
+
+def is_progress(text: str) -> bool:
+    return PROGRESS_RE.search(text) is not None
+
+
+def segments(body: str) -> list[str]:
+    """Split `\\r` redraws: keep real text, drop all but the last progress-bar frame."""
+    parts = [p for p in body.split("\r") if p.strip()] if "\r" in body else [body]
+    if not parts:
+        return [""]
+    kept: list[str] = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if "%|" in part:
+            glued = GLUED_RE.match(part)
+            if glued is not None:
+                kept.append(glued.group("rest"))
+                continue
+        if last or not is_progress(part):
+            kept.append(part)
+    return kept or [parts[-1]]
+
+
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
+def timegm(year: int, month: int, day: int, hour: int, minute: int, sec: int) -> int:
+    """calendar.timegm's arithmetic (same result, same ValueError for a month or year out of range) without
+    importing calendar, which imports locale: a start-up paid 10 ms for it."""
+    return (((date(year, month, 1).toordinal() - _EPOCH_DAY + day - 1) * 24 + hour) * 60 + minute) * 60 + sec
+
+
+_LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cleans a line, then feeds it
+
+
+def strip_ansi(text: str) -> str:
+    if "\x1b" in text or "[" in text:
+        text = ANSI_RE.sub("", text)
+    return text
+
+
+def clean_text(raw: str) -> str:
+    """The physical line without its line end, colour codes and control characters: the text every logical
+    line of it is a part of."""
+    global _LAST_CLEAN
+    last = _LAST_CLEAN
+    if raw == last[0]:
+        return last[1]
+    clean = strip_ansi(raw.rstrip("\r\n"))
+    if not clean.isprintable() and CONTROL_RE.search(clean):  # a control character is never printable
+        clean = CONTROL_RE.sub("", clean)
+    _LAST_CLEAN = (raw, clean)
+    return clean

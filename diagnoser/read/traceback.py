@@ -91,21 +91,23 @@ class TracebackRecord:
 
 
 def classify(text: str) -> str:
-    """The kind of line, as the transition table sees it."""
+    """The kind of line, as the transition table sees it. Each regex runs only on a line holding a literal every
+    one of its matches holds (most lines hold none: no regex runs)."""
     if not text.strip():
         return "blank"
-    if TB_START.match(text):
-        return "tb_start"
-    if "Traceback (most" in text and (TB_START_TAIL.search(text) or RICH_START.match(text)):
-        return "tb_start"
-    if FRAME.match(text):
+    if "Traceback" in text:
+        if TB_START.match(text):
+            return "tb_start"
+        if "Traceback (most" in text and (TB_START_TAIL.search(text) or RICH_START.match(text)):
+            return "tb_start"
+    if 'File "' in text and FRAME.match(text):
         return "frame"
     if text[0] in "│╰":  # rich.traceback's box: a frame's own line, or the code and frame around it
         if RICH_FRAME.match(text):
             return "frame"
         if text[0] == "│" or RICH_END.match(text):
             return "indented"
-    if CHAIN.match(text):
+    if "above exception" in text and CHAIN.match(text):
         return "chain"
     if text[0] in " \t":
         return "indented"

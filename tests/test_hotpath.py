@@ -1,0 +1,127 @@
+"""The shortcuts of the scanner's per-line path (issue 13) give what the plain steps they stand for give: each is
+compared with its plain step on every line of the sample logs and on lines made to exercise it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from diagnoser.match.database import load_database
+from diagnoser.match.matcher import Matcher
+from diagnoser.match.metrics import READERS, ReaderState, pairs_of, read_record
+from diagnoser.match.metricwatch import read_values
+from diagnoser.read import normalize
+from diagnoser.read.frames import RICH_END, RICH_FRAME, RICH_START
+from diagnoser.read.normalize import Normalizer
+from diagnoser.read.prefixes import TRANSPORT
+from diagnoser.read.traceback import CHAIN, FRAME, TB_START, TB_START_TAIL, classify
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def sample_lines() -> list[str]:
+    out: list[str] = []
+    for path in sorted(SAMPLES.rglob("*")):
+        if path.is_file() and path.suffix in (".log", ".txt", ".jsonl", ".out", ".err"):
+            out += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    assert len(out) > 5000
+    return out
+
+
+# prefixes seen on thousands of lines of one file, with bodies that follow them
+PREFIXES = ["(TaskRunner pid=2100) ", "\x1b[36m(PolicyTrainer pid=16446, ip=10.0.190.72)\x1b[0m ",
+            "(WorkerDict pid=77, ip=10.0.0.7) ", "(WorkerDict pid=77, ip=10.0.0.7, repr=x) ", "[rank3]: ",
+            "[default0]:", "[default0]:[rank4]: ", "(raylet, ip=10.0.0.8) ", "(pid=gcs_server) ", "[1,2]<stdout>: ",
+            "node-3: ", "10.0.0.9: ", "", "  ", "(A (x) pid=5) ", "(A pid=5)", "[I1121 07:00:00.5 a.cc:3] ",
+            "[2025-01-01 10:00:00,123] ", "INFO 05-09 16:18:30 [engine.py:310] ", "Jan  3 10:00:00 host kernel: "]
+BODIES = ["step:895 - actor/pg_loss:0.1783 - actor/grad_norm:2.492", "dlc1-master-0:16446:17043 [3] NCCL INFO "
+          "ncclCommInitRank comm 0x3b33f rank 3 nranks 32 cudaDev 3 nvmlDev 3 busId 2d000 commId 0x1 - Init START",
+          "Traceback (most recent call last):", '  File "a.py", line 3, in f', "x: y", "plain words", "[rank5]: boom",
+          " lead space", "ValueError: bad"]
+
+
+class PlainNormalizer(Normalizer):
+    """The normaliser without its memo of first prefixes."""
+
+    def _absorb_first(self, pattern, m, info):  # type: ignore[no-untyped-def]
+        self._absorb(m, info)
+        if pattern in TRANSPORT:
+            info.stream += m.group(0).strip() + "|"
+
+
+def test_the_prefix_shortcuts_change_no_logical_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of first prefixes (Normalizer._absorb_first) and the ": " test before the patterns that need one
+    (prefixes.COLON_SPACE) give the lines the plain steps give, on the samples read twice (the memo full) and on
+    made lines in a random order, past the head where the year is settled and in it."""
+    made = [p + b for p in PREFIXES for b in BODIES]
+    random.Random(13).shuffle(made)
+    lines = sample_lines() + sample_lines() + made * 3
+    fast = Normalizer("x", 0, None, None, 2024)
+    got = [fast.lines(i, raw) for i, raw in enumerate(lines, 1)]
+    monkeypatch.setattr(normalize, "COLON_SPACE", frozenset())
+    plain = PlainNormalizer("x", 0, None, None, 2024)
+    want = [plain.lines(i, raw) for i, raw in enumerate(lines, 1)]
+    assert got == want
+    assert len(fast._first) > 20  # the memo was used
+
+
+def plain_classify(text: str) -> str:
+    """traceback.classify as it was, every regex tried on every line."""
+    if not text.strip():
+        return "blank"
+    if TB_START.match(text):
+        return "tb_start"
+    if "Traceback (most" in text and (TB_START_TAIL.search(text) or RICH_START.match(text)):
+        return "tb_start"
+    if FRAME.match(text):
+        return "frame"
+    if text[0] in "│╰":
+        if RICH_FRAME.match(text):
+            return "frame"
+        if text[0] == "│" or RICH_END.match(text):
+            return "indented"
+    if CHAIN.match(text):
+        return "chain"
+    if text[0] in " \t":
+        return "indented"
+    return "text"
+
+
+def test_classify_tries_a_regex_only_where_its_literal_is() -> None:
+    texts = [line.text for i, raw in enumerate(sample_lines(), 1) for line in Normalizer("x").lines(i, raw)]
+    texts += [b for b in BODIES] + ["+ Exception Group Traceback (most recent call last):", "  | File \"x\", line 1",
+                                    "During handling of the above exception, another exception occurred:"]
+    kinds = [classify(t) for t in texts]
+    assert kinds == [plain_classify(t) for t in texts]
+    assert {"tb_start", "frame", "chain", "indented", "text", "blank"} <= set(kinds)
+
+
+VERL = ["(TaskRunner pid=1) step:3 - actor/pg_loss:0.17 - response_length/clip_ratio:0.7 - bad item - "
+        "a key:1 -  actor/entropy:np.float64(0.5)  - critic/score/mean:nan - :5 - actor/grad_norm:",
+        "step:4 - actor/entropy:0.1 - token/total_response_length/clip:30 - system/batch_size:40 - x/y:1"]
+
+
+def test_verl_values_read_without_making_every_pair() -> None:
+    """read_values on a verl console record reads only the pieces a clause may read; it gives what reading every
+    pair gives (values, ratios, excuses), on the verl samples and on lines with pieces that are no pairs."""
+    db = load_database()
+    watch = Matcher(db).metrics
+    assert watch is not None
+    lines = [raw for raw in sample_lines() if " - actor/" in raw or " - critic/" in raw] + VERL
+    verl = [i for i, r in enumerate(READERS) if r.name == "verl"]
+    seen = 0
+    for raw in lines:
+        text = Normalizer("x").lines(1, raw)[0].text
+        fast = read_record(text, verl, ReaderState())
+        if fast is None:
+            continue
+        plain = read_record(text, verl, ReaderState())
+        assert plain is not None
+        pairs_of(plain)  # every pair made first: the plain path
+        assert fast.items is not None and plain.items is None
+        assert repr(read_values(fast, watch)) == repr(read_values(plain, watch))  # NaN is no NaN's equal
+        assert pairs_of(fast) == plain.pairs
+        seen += bool(read_values(plain, watch)[0])
+    assert seen > 50
