@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from diagnoser.match import metrics
 from diagnoser.match.database import load_database
 from diagnoser.match.matcher import Matcher
-from diagnoser.match.metrics import READERS, ReaderState, pairs_of, read_record
+from diagnoser.match.metrics import READERS, ReaderState, number, pairs_of, read_record
 from diagnoser.match.metricwatch import read_values
 from diagnoser.read import normalize
 from diagnoser.read.frames import RICH_END, RICH_FRAME, RICH_START
@@ -125,3 +126,60 @@ def test_verl_values_read_without_making_every_pair() -> None:
         assert pairs_of(fast) == plain.pairs
         seen += bool(read_values(plain, watch)[0])
     assert seen > 50
+
+
+def plain_number(value: object) -> float | None:
+    """metrics.number as it was: every text read by its regex."""
+    if isinstance(value, bool) or not isinstance(value, str) or len(value) > 64:
+        return None
+    m = metrics._NUMBER.match(value)
+    if m is None:
+        return None
+    try:
+        return float(m.group(1))
+    except (ValueError, OverflowError):
+        return None
+
+
+def test_a_plain_number_is_read_as_the_regex_reads_it() -> None:
+    texts = ["0.1783", "2.492", "-1", "+.5", "1.", ".", "-", "+-1", "1e5", "1E-05", "1e", "e5", "1.2.3", "00.5", "",
+             "1e999", "-.5e-3", "5e+", "nan", "NaN", "inf", "-Infinity", "np.float64(0.5)", "'3'", "1_0", "١٢", " 1",
+             "1 ", "12s", "0x10", "1-2", "--", "e", "E", "..5", "5..", "+", "7" * 64, "7" * 65]
+    texts += [item.rpartition(":")[2] for raw in sample_lines() if " - " in raw for item in raw.split(" - ")]
+    got = [repr(number(t)) for t in texts]
+    assert got == [repr(plain_number(t)) for t in texts]
+    assert "None" in got and "0.1783" in got
+
+
+def health_of(path: Path) -> str:
+    """What the health book made of a sample: its findings and every clause state of every series."""
+    from diagnoser.judge.collector import Collector
+    from diagnoser.match.scanner import SourceScanner
+
+    db = load_database()
+    collector = Collector(db.by_id())
+    scanner = SourceScanner(db, Matcher(db), path.name, 0, collector)
+    for i, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        scanner.feed_raw(i, raw)
+    scanner.finish()
+    series = collector.health.series
+    return repr((sorted(collector.findings), [(k, s.states, list(s.values), s.early) for k, s in sorted(series.items())]))
+
+
+def test_the_early_baseline_is_computed_again_only_while_it_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HealthBook._judge keeps each series' early baseline (Series.baselines); forgetting it before every point
+    (the plain path) judges every sample of sample_logs/health the same."""
+    from diagnoser.judge.health import HealthBook
+
+    paths = sorted((SAMPLES / "health").glob("*.log")) + sorted((SAMPLES / "health").glob("*.jsonl"))
+    assert len(paths) > 10
+    fast = [health_of(p) for p in paths]
+    judge = HealthBook._judge
+
+    def forgetful(self, c, st, s, prev, value, point):  # type: ignore[no-untyped-def]
+        s.baselines.clear()
+        judge(self, c, st, s, prev, value, point)
+
+    monkeypatch.setattr(HealthBook, "_judge", forgetful)
+    assert [health_of(p) for p in paths] == fast
+    assert any("'health" in f or "collapse" in f for f in fast)

@@ -72,6 +72,9 @@ class Collector:
         if isinstance(event, MarkEvent):
             self.forensics.mark(event.mark, Location.of(event.line), who_of(event.line), event.line.repeat,
                                 event.line.raw)
+        elif isinstance(event, MetricEvent):  # the most frequent, with marks
+            for trip in self.health.feed(event, self.signatures):
+                self._tripped(trip)
         elif isinstance(event, ActivityEvent):
             self.forensics.activity(event.source, event.end, event.tracks, event.dropped)
         elif isinstance(event, StackEvent):
@@ -89,9 +92,6 @@ class Collector:
             more = self.deferred.add_hit(event)
             if more is not None:
                 self.deferred.fold(event.key, self._finding(more))
-        elif isinstance(event, MetricEvent):
-            for trip in self.health.feed(event, self.signatures):
-                self._tripped(trip)
         elif isinstance(event, SeenEvent):
             add_capped(self.ranks_seen, set(event.ranks), MAX_RANKS)
             add_capped(self.hosts_seen, set(event.hosts), MAX_RANKS)

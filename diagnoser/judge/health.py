@@ -13,6 +13,7 @@ replays them in order (merge), so the series are judged as if the file had been 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, replace
 
 from ..match.events import MetricEvent
@@ -115,7 +116,7 @@ class HealthBook:
         trips: list[Trip] = []
         point: Point = (step, value, event.line.lineno, _said(event.head[:TOKEN_CHARS // 2], token)[:TOKEN_CHARS])
         if finite(value):
-            prev = list(s.values)
+            prev = s.values  # the points before this one (copied only by a clause that reads them)
             for ref in s.refs:
                 clause = _clause(signatures, ref)
                 state = s.states.setdefault(ref, ClauseState())
@@ -142,17 +143,22 @@ class HealthBook:
         s.sketch.add(step, value)
         return trips
 
-    def _judge(self, c: MetricClause, st: ClauseState, s: Series, prev: list[float], value: float,
+    def _judge(self, c: MetricClause, st: ClauseState, s: Series, prev: deque[float], value: float,
                point: Point) -> None:
         """Judge one finite point for one clause: update its run of bad points and the baseline it was compared
         with (the median of the previous points, of the first points, or the peak)."""
-        window = prev[-(c.smooth - 1):] if c.smooth > 1 else []
+        window = list(prev)[-(c.smooth - 1):] if c.smooth > 1 else []
         x = st.value = (sum(window) + value) / (len(window) + 1)
         ok = st.seen >= c.skip
-        early_points = s.early[:c.early]  # the baseline of absolute tests, while it is still being learnt too
-        early = _median(early_points) if len(early_points) >= c.early else None
-        first = _median(early_points)
-        st.reference, st.spread = first, _spread(early_points, first)
+        held = min(len(s.early), c.early)
+        known = s.baselines.get(c.early)
+        if known is None or known[0] != held:
+            early_points = s.early[:c.early]  # the baseline of absolute tests, while it is still being learnt too
+            first = _median(early_points)
+            known = s.baselines[c.early] = (held, first if held >= c.early else None, first,
+                                            _spread(early_points, first))
+        _held, early, first, st.spread = known
+        st.reference = first
         if ok and c.above is not None:
             ok = x > c.above
         if ok and c.below is not None:
@@ -160,7 +166,7 @@ class HealthBook:
         if ok and c.outside is not None:
             ok = not c.outside[0] <= x <= c.outside[1]
         if c.above_median is not None:
-            recent = prev[-c.window:] if len(prev) >= min(c.window, 5) else []
+            recent = list(prev)[-c.window:] if len(prev) >= min(c.window, 5) else []
             med = _median(recent)
             st.reference, st.spread = med, _spread(recent, med)
             ok = ok and med is not None and med > 0 and x > c.above_median * med

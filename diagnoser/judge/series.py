@@ -103,6 +103,9 @@ class Series:
     values: deque[float] = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))  # the last finite values
     sketch: Sketch = field(default_factory=Sketch)
     states: dict[Ref, ClauseState] = field(default_factory=dict)
+    # a clause's count of early points -> (how many `early` held, their median when all were there, their median, their
+    # spread): `early` only grows, to EARLY_KEEP, so the baseline is computed again only while it grows
+    baselines: dict[int, tuple[int, float | None, float | None, float]] = field(default_factory=dict)
 
 
 def fmt(value: float | None) -> str:

@@ -74,7 +74,7 @@ class FactEvent:
     mode: str = "first"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # never changed once made: not frozen, made for every metric line
 class MetricEvent:
     """A metric record (one step of one print format) with the values some health rule reads.
 
@@ -90,7 +90,7 @@ class MetricEvent:
     excused: tuple[tuple[str, int], ...] = ()  # the `vanished` clauses this record excuses (MetricClause.excused_by)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # never changed once made: not frozen, made for every mark
 class MarkEvent:
     """A line that tells who did what across ranks (read/marks.py)."""
 

@@ -69,6 +69,9 @@ _NUMBER = regex.compile(
 )
 
 
+_PLAIN = "0123456789.+-eE"
+
+
 def number(value: object) -> float | None:
     """A metric value as a float (NaN and Inf kept), or None when it is no number (strings, booleans)."""
     if isinstance(value, bool):
@@ -79,6 +82,13 @@ def number(value: object) -> float | None:
         return math.nan  # orjson (verl's file logger) writes NaN and Inf as null
     if not isinstance(value, str) or len(value) > 64:
         return None
+    if not value.strip(_PLAIN):
+        # only digits, signs, dots and exponents: float() reads exactly what _NUMBER's number reads (its grammar),
+        # and _NUMBER has nothing else to strip
+        try:
+            return float(value)
+        except ValueError:
+            pass
     m = _NUMBER.match(value)
     if m is None:
         return None
