@@ -40,7 +40,7 @@ PREFIXES = ["(TaskRunner pid=2100) ", "\x1b[36m(PolicyTrainer pid=16446, ip=10.0
 BODIES = ["step:895 - actor/pg_loss:0.1783 - actor/grad_norm:2.492", "dlc1-master-0:16446:17043 [3] NCCL INFO "
           "ncclCommInitRank comm 0x3b33f rank 3 nranks 32 cudaDev 3 nvmlDev 3 busId 2d000 commId 0x1 - Init START",
           "Traceback (most recent call last):", '  File "a.py", line 3, in f', "x: y", "plain words", "[rank5]: boom",
-          " lead space", "ValueError: bad"]
+          " lead space", "ValueError: bad", "(Inner pid=9) nested", ") x", "(raylet) y"]
 
 
 class PlainNormalizer(Normalizer):
@@ -50,10 +50,11 @@ class PlainNormalizer(Normalizer):
         self._absorb(m, info)
         if pattern in TRANSPORT:
             info.stream += m.group(0).strip() + "|"
+        return None  # nothing remembered: no Ray prefix by its text either
 
 
 def test_the_prefix_shortcuts_change_no_logical_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memo of first prefixes (Normalizer._absorb_first) and the ": " test before the patterns that need one
+    """The memos of first prefixes (Normalizer._absorb_first, and Ray prefixes by their text) and the ": " test before the patterns that need one
     (prefixes.COLON_SPACE) give the lines the plain steps give, on the samples read twice (the memo full) and on
     made lines in a random order, past the head where the year is settled and in it."""
     made = [p + b for p in PREFIXES for b in BODIES]
@@ -65,7 +66,8 @@ def test_the_prefix_shortcuts_change_no_logical_line(monkeypatch: pytest.MonkeyP
     plain = PlainNormalizer("x", 0, None, None, 2024)
     want = [plain.lines(i, raw) for i, raw in enumerate(lines, 1)]
     assert got == want
-    assert len(fast._first) > 20  # the memo was used
+    assert len(fast._first) > 20 and len(fast._paren) > 5  # the memos were used
+    assert not plain._paren
 
 
 def plain_classify(text: str) -> str:
@@ -183,3 +185,23 @@ def test_the_early_baseline_is_computed_again_only_while_it_grows(monkeypatch: p
     monkeypatch.setattr(HealthBook, "_judge", forgetful)
     assert [health_of(p) for p in paths] == fast
     assert any("'health" in f or "collapse" in f for f in fast)
+
+
+def test_marks_read_their_groups_as_groupdict_does() -> None:
+    """probe builds a mark's fields from groups() and the regex's group numbers: the fields groupdict() gives, in
+    its order, on every line of the samples and on lines of each probe's literals."""
+    from diagnoser.read.marks import PROBES, _rx, probe
+
+    texts = [line.text for i, raw in enumerate(sample_lines(), 1) for line in Normalizer("x").lines(i, raw)]
+    texts += [BODIES[1], "x:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1a000"]
+    count = 0
+    for text in texts:
+        marks = probe(text)
+        want = []
+        for kind, _lits, rx in PROBES:
+            m = _rx(rx).search(text) if any(lit in text for lit in _lits) else None
+            if m is not None:
+                want.append((kind, [(k, v) for k, v in m.groupdict().items() if v is not None]))
+        assert [(mk.kind, list(mk.fields.items())) for mk in marks] == want
+        count += len(marks)
+    assert count > 100

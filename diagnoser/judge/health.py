@@ -119,7 +119,9 @@ class HealthBook:
             prev = s.values  # the points before this one (copied only by a clause that reads them)
             for ref in s.refs:
                 clause = _clause(signatures, ref)
-                state = s.states.setdefault(ref, ClauseState())
+                state = s.states.get(ref)
+                if state is None:
+                    state = s.states[ref] = ClauseState()
                 if clause is None or clause.vanished:
                     continue
                 self._judge(clause, state, s, prev, value, point)

@@ -177,8 +177,15 @@ def probe(text: str, found: Iterable[str] | None = None) -> list[Mark]:
         kind, _lits, rx = PROBES[i]
         m = _rx(rx).search(text)
         if m is not None:
-            out.append(Mark(kind, {k: v for k, v in m.groupdict().items() if v is not None}))
+            got = m.groups()  # what groupdict() gives, in its order (the regex's groupindex), for a third of its cost
+            out.append(Mark(kind, {k: got[n - 1] for k, n in _named(rx) if got[n - 1] is not None}))
     return out
+
+
+@cache
+def _named(pattern: str) -> tuple[tuple[str, int], ...]:
+    """The named groups of a probe's regex and their numbers, in the order groupdict() gives them."""
+    return tuple(_rx(pattern).groupindex.items())
 
 
 def self_rank(text: str) -> Mark | None:

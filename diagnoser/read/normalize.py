@@ -6,7 +6,7 @@ kept on the record; the cleaned text is what signatures match.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import regex
 
@@ -19,10 +19,13 @@ from .prefixes import (
     MAX_PREFIXES,
     MONTHS,
     NCCL_PREFIX_RE,
+    PAREN,
     REPEAT_RE,
     SRUN_LABEL_RE,
     SYSLOG_RE,
     TRANSPORT,
+    Info,
+    Told,
     timegm,
 )
 from .prefixes import candidates as prefix_candidates
@@ -65,21 +68,6 @@ MAX_REPEAT = 10**9  # Ray's "[repeated Nx across cluster]": a count past this is
 PREFIX_MEMO = 4096  # first prefixes remembered per source (see Normalizer._absorb_first)
 
 
-@dataclass(slots=True)
-class _Info:
-    rank: int | None = None
-    host: str | None = None
-    actor: str | None = None
-    pid: int | None = None
-    time: str | None = None
-    ts: float | None = None
-    has_time: bool = False
-    stream: str = ""
-    rank_is_local: bool = False
-    lrank: int | None = None
-
-
-_Told = tuple[int | None, str | None, str | None, int | None, str, bool, int | None]
 class Normalizer:
     """Per-source normaliser; dates year-less timestamps with the first full year in the head (else the job's)."""
 
@@ -96,7 +84,8 @@ class Normalizer:
         self.srun_width: int | None = None
         self.srun_seen = 0
         # (first prefix pattern, its groups) -> what it told (see _absorb_first)
-        self._first: dict[tuple[regex.Pattern[str], str, tuple[str | None, ...]], _Told] = {}
+        self._first: dict[tuple[regex.Pattern[str], str, tuple[str | None, ...]], Told] = {}
+        self._paren: dict[str, Told] = {}  # a Ray prefix's text -> what it told (see _strip_prefixes)
 
     @property
     def settled(self) -> bool:
@@ -109,7 +98,7 @@ class Normalizer:
         clean = clean_text(raw)
         # what a terminal would have shown: the line without colour codes, prefixes kept
         raw = clean.replace("\r", " ⏎ ") if "\r" in clean else clean
-        info = _Info()
+        info = Info()
         task = None
         if self.srun_width != 0 and clean:
             clean, task = self._srun_label(clean)
@@ -139,7 +128,7 @@ class Normalizer:
             if seg is body:
                 seg_info, text = info, seg
             else:
-                seg_info = _Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
+                seg_info = Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
                                  info.stream, info.rank_is_local, info.lrank)
                 text = self._strip_prefixes(seg, seg_info)
             out.append(
@@ -166,8 +155,18 @@ class Normalizer:
             self.srun_width = 0
         return text, None
 
-    def _strip_prefixes(self, text: str, info: _Info) -> str:
-        for i in range(MAX_PREFIXES):
+    def _strip_prefixes(self, text: str, info: Info) -> str:
+        start = 0
+        if text[:1] == "(" and not info.stream:
+            # a Ray prefix seen before, "(<no parens>) ": none of its patterns can read past its ")" (they match
+            # a "(" or ")" only as its first and last character), so it tells what it told then
+            close = text.find(")")
+            if close > 0 and text[close + 1:close + 2] == " ":
+                told = self._paren.get(text[:close + 2])
+                if told is not None:
+                    info.rank, info.host, info.actor, info.pid, info.stream, info.rank_is_local, info.lrank = told
+                    text, start = text[close + 2:], 1
+        for i in range(start, MAX_PREFIXES):
             if not text:
                 return text
             if text[0] == " ":
@@ -184,7 +183,9 @@ class Normalizer:
                 m = pattern.match(text)
                 if m is not None:
                     if i == 0 and not info.stream:
-                        self._absorb_first(pattern, m, info)
+                        told = self._absorb_first(pattern, m, info)
+                        if told is not None and pattern in PAREN:
+                            self._remember_paren(text, m.end(), told)
                     else:
                         self._absorb(m, info)
                         if pattern in TRANSPORT:
@@ -200,9 +201,10 @@ class Normalizer:
                 return text
         return text
 
-    def _absorb_first(self, pattern: regex.Pattern[str], m: regex.Match[str], info: _Info) -> None:
-        """`_absorb` of a line's first prefix into a fresh _Info: what a prefix without a time tells depends on its
-        groups alone, remembered per source (a Ray actor's, a rank tag's: the same on thousands of lines)."""
+    def _absorb_first(self, pattern: regex.Pattern[str], m: regex.Match[str], info: Info) -> Told | None:
+        """`_absorb` of a line's first prefix into a fresh Info: what a prefix without a time tells depends on its
+        groups alone, remembered per source (a Ray actor's, a rank tag's: the same on thousands of lines). Returns
+        what it told, when that is remembered."""
         key = (pattern, m.group(0), m.groups())
         got = self._first.get(key)
         if got is None:
@@ -210,14 +212,24 @@ class Normalizer:
             if pattern in TRANSPORT:
                 info.stream += m.group(0).strip() + "|"
             if "H" in pattern.groupindex and m.group("H") is not None:
-                return  # a time: the year it takes may depend on the lines before (and it is seldom twice the same)
+                return None  # a time: the year it takes may depend on the lines before (and it is seldom the same)
             if len(self._first) >= PREFIX_MEMO:
                 self._first.clear()
-            self._first[key] = (info.rank, info.host, info.actor, info.pid, info.stream, info.rank_is_local, info.lrank)
-            return
+            got = self._first[key] = (info.rank, info.host, info.actor, info.pid, info.stream, info.rank_is_local,
+                                      info.lrank)
+            return got
         info.rank, info.host, info.actor, info.pid, info.stream, info.rank_is_local, info.lrank = got
+        return got
 
-    def _absorb(self, m: regex.Match[str], info: _Info) -> None:
+    def _remember_paren(self, text: str, end: int, told: Told) -> None:
+        """A Ray prefix that matched as "(<no parens>) " (see _strip_prefixes): what it told, by its text."""
+        close = text.find(")")
+        if end == close + 2 and text[close + 1] == " " and text.find("(", 1, close) < 0:
+            if len(self._paren) >= PREFIX_MEMO:
+                self._paren.clear()
+            self._paren[text[:end]] = told
+
+    def _absorb(self, m: regex.Match[str], info: Info) -> None:
         groups = m.groupdict()
         # a global rank ([rank12]:) beats a local worker index ([default0]:) whatever their order
         rank = to_int(groups.get("rank"))
@@ -243,7 +255,7 @@ class Normalizer:
         if groups.get("H") is not None and info.time is None:
             self._time(groups, info)
 
-    def _time(self, g: dict[str, str | None], info: _Info) -> None:
+    def _time(self, g: dict[str, str | None], info: Info) -> None:
         try:
             if g.get("md"):
                 month, day = divmod(int(g["md"] or 0), 100)
@@ -272,7 +284,3 @@ class Normalizer:
             )
         except (KeyError, ValueError, OverflowError):
             return
-
-
-def with_text(line: LogLine, text: str) -> LogLine:
-    return replace(line, text=text)

@@ -7,6 +7,7 @@ line; logger prefixes (ISO, glog, vLLM, ChatLearn, ROLL, syslog, dmesg) add a ti
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
 
 import regex
@@ -204,3 +205,23 @@ def clean_text(raw: str) -> str:
         clean = CONTROL_RE.sub("", clean)
     _LAST_CLEAN = (raw, clean)
     return clean
+
+
+@dataclass(slots=True)
+class Info:
+    """What a line's prefixes told (read/normalize.py)."""
+
+    rank: int | None = None
+    host: str | None = None
+    actor: str | None = None
+    pid: int | None = None
+    time: str | None = None
+    ts: float | None = None
+    has_time: bool = False
+    stream: str = ""
+    rank_is_local: bool = False
+    lrank: int | None = None
+
+
+# what a line's first prefix told: rank, host, actor, pid, stream, rank_is_local, lrank (see Normalizer)
+Told = tuple[int | None, str | None, str | None, int | None, str, bool, int | None]
