@@ -110,19 +110,17 @@ class FastFeeder:
         scanner.lookback = self._lookback
         self.first_facts = dict(index.first_facts)
         self.body_literals = index.body
-        # In the first FACT_LINES lines the facts are read too; after them only rules and checkpoints.
-        self.head_search, self.body_search = index.head_search, index.body_search
+        self.head_search, self.body_search = index.head_search, index.body_search  # facts too, in the first FACT_LINES
         # a line the engine found is searched again for every gate literal it holds (the scanner's found set)
         self.line_search, self.head_literals = index.line_search, index.head
         self.found_at, self.found_here = -1, frozenset[str]()  # where in `block` that line starts, what it holds
-        self.facts_known = -1
-        self.dropped: frozenset[str] = frozenset()
+        self.decoded_at, self.decoded = -1, ""  # the same for the line _matters decoded: its text
+        self.facts_known, self.dropped = -1, frozenset[str]()
         self.next_line = 1  # number of the next line to be handed out
         self.block, self.block_first, self.block_last = b"", 1, 0
         # earlier blocks (bytes, first line, last line), enough to lend `memory` lines across block edges
         self.history: deque[tuple[bytes, int, int]] = deque()
-        self.cur_off = 0  # where the line being fed starts in `block`
-        self.cur_line = 0
+        self.cur_off, self.cur_line = 0, 0  # where the line being fed starts in `block`, its number
         self.candidates = 0  # lines the engine found (for the benchmark)
         # (needles, start, end, block, line starts in block[start:end] of the streams' lines)
         self.walk_cache: tuple[tuple[bytes, ...], int, int, bytes, list[int]] | None = None
@@ -189,7 +187,9 @@ class FastFeeder:
             return False
         if len(self.scanner.facts_seen) != self.facts_known:
             self._refresh()
-        return self.index.matters(found, clean_text(line_text(raw)), self.dropped if head else frozenset())
+        text = line_text(raw)
+        self.decoded_at, self.decoded = pos, text  # fed next, most often: not decoded twice
+        return self.index.matters(found, clean_text(text), self.dropped if head else frozenset())
 
     def feed_block(self, block: bytes) -> None:
         """Whole lines that follow the last ones (a block of a file; a piece of a live source)."""
@@ -198,7 +198,7 @@ class FastFeeder:
             while len(self.history) > 1 and self.block_first - self.history[1][1] >= self.memory:
                 self.history.popleft()
         self.block, self.block_first = block, self.next_line
-        self.found_at = -1
+        self.found_at = self.decoded_at = -1
         self.block_last = self.next_line + block.count(b"\n") - 1
         self._refresh()
         search = self.head_search if self.block_first <= FACT_LINES else self.body_search
@@ -270,7 +270,7 @@ class FastFeeder:
         self.cur_off, self.cur_line = pos, self.next_line
         raw = block[pos:end]
         known = pos == self.found_at and raw.isascii() and len(raw) < MAX_LINE  # decoded, an ASCII line is the same
-        self._feed(raw, self.found_here if known else None)
+        self._feed(self.decoded if pos == self.decoded_at else raw, self.found_here if known else None)
         return end + 1
 
     def feed_loose(self, raw: bytes | str) -> None:
