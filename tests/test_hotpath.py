@@ -205,3 +205,16 @@ def test_marks_read_their_groups_as_groupdict_does() -> None:
         assert [(mk.kind, list(mk.fields.items())) for mk in marks] == want
         count += len(marks)
     assert count > 100
+
+
+def test_a_logical_line_holds_each_field_where_its_name_says() -> None:
+    """Normalizer.lines makes a LogLine by position: each value lands in the field of its name."""
+    n = Normalizer("src", 4, None, None, 2024)
+    for i in range(1, 4):
+        n.lines(i, "3: x")
+    (line,) = n.lines(4, "3: [default1]:(Act pid=5, ip=10.0.0.1) 2025-01-02 03:04:05 hi [repeated 2x across cluster]")
+    assert (line.source, line.lineno, line.text, line.stream) == ("src", 4, "hi", "3:|[default1]:|(Act pid=5, ip=10.0.0.1)|")
+    assert line.raw.startswith("3: [default1]:(Act") and line.raw.endswith("across cluster]")
+    assert (line.rank, line.host, line.actor, line.pid) == (1, "10.0.0.1", "Act", 5)
+    assert (line.time, line.ts, line.repeat, line.source_index) == ("2025-01-02T03:04:05", 1735787045.0, 2, 4)
+    assert (line.has_prefix_time, line.lrank, line.task) == (True, 1, 3)

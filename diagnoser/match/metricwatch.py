@@ -90,12 +90,9 @@ def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[
     ratios: list[tuple[str, float, str, Ref, LazyPattern]] = []
     memo = watch._keys
     if record.items is not None:  # verl console: a piece whose key no clause reads is never made a pair
-        pairs: list[Pair] = []
-        for item in record.items:
-            if memo.get(item.rpartition(":")[0]) is not _NONE:
-                pair = verl_pair(item)
-                if pair is not None:
-                    pairs.append(pair)
+        get = memo.get
+        kept = [item for item in record.items if get(item.rpartition(":")[0]) is not _NONE]
+        pairs: list[Pair] = [p for p in map(verl_pair, kept) if p is not None]
     else:
         pairs = record.pairs
     for key, printed, token in pairs:

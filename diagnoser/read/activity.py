@@ -120,7 +120,9 @@ class ActivityTracker:
             if any(m.kind in LAUNCHER_MARKS for m in marks):
                 return  # the scheduler or launcher speaking through the rank's stream (srun labels it with the task)
         head = line.lineno <= normalize.HEAD_LINES
-        track.line = _later(track.line, seen)
+        last = track.line
+        if last is None or seen.lineno > last.lineno:  # _later, inline: this runs on every line
+            track.line = seen
         if head:
             track.head_line = _later(track.head_line, seen)
         if line.lrank is not None and "[rank" in line.stream and line.rank is not None:

@@ -131,15 +131,10 @@ class Normalizer:
                 seg_info = Info(info.rank, info.host, info.actor, info.pid, info.time, info.ts, info.has_time,
                                  info.stream, info.rank_is_local, info.lrank)
                 text = self._strip_prefixes(seg, seg_info)
-            out.append(
-                LogLine(
-                    source=self.source, lineno=lineno, raw=raw, text=text.rstrip(),
-                    stream=seg_info.stream, rank=seg_info.rank, host=seg_info.host,
-                    actor=seg_info.actor, pid=seg_info.pid, time=seg_info.time, ts=seg_info.ts,
-                    repeat=repeat, source_index=self.source_index, has_prefix_time=seg_info.has_time,
-                    lrank=seg_info.lrank, task=task,
-                )
-            )
+            out.append(LogLine(  # by position (a third of the cost of by name): the order of LogLine's fields
+                self.source, lineno, raw, text.rstrip(), seg_info.stream, seg_info.rank, seg_info.host, seg_info.actor,
+                seg_info.pid, seg_info.time, seg_info.ts, repeat, self.source_index, seg_info.has_time, seg_info.lrank,
+                task))
         return out
 
     def _srun_label(self, text: str) -> tuple[str, int | None]:
