@@ -218,3 +218,21 @@ def test_a_logical_line_holds_each_field_where_its_name_says() -> None:
     assert (line.rank, line.host, line.actor, line.pid) == (1, "10.0.0.1", "Act", 5)
     assert (line.time, line.ts, line.repeat, line.source_index) == ("2025-01-02T03:04:05", 1735787045.0, 2, 4)
     assert (line.has_prefix_time, line.lrank, line.task) == (True, 1, 3)
+
+
+def test_a_verl_step_is_read_as_the_regex_reads_it() -> None:
+    """step_of reads "step:N" at the start of a line without its regex where that regex would find N there."""
+    from diagnoser.read.marks import STEP, _rx, step_of
+
+    def plain(text: str) -> int | None:
+        m = _rx(STEP).search(text)
+        return int(m.group("step")) if m is not None else None
+
+    texts = ["step:12", "step:895 - actor/pg_loss:0.1", "step:123456789012 x", "step:1234567890123 step 7",
+             "step:5/10x", "step:5/10", "step:5x step 9", "step:", "step: 5", "step:5_", "step:٣ step 4", "step:5é",
+             "step:5\tx", "step:5-", "step:5\x07", "step:0", "step:007", "step:x iteration 3", "step:5.5", "step:5:"]
+    texts += [line.text.strip() for i, raw in enumerate(sample_lines(), 1) for line in Normalizer("x").lines(i, raw)
+              if "step" in line.text]
+    got = [step_of(t) for t in texts]
+    assert got == [plain(t) for t in texts]
+    assert sum(t.startswith("step:") for t in texts) > 50 and 895 in got

@@ -204,8 +204,17 @@ def self_rank(text: str) -> Mark | None:
 
 
 def step_of(text: str) -> int | None:
+    if text.startswith("step:"):  # verl's console line: STEP's first branch matches at 0 when 1-12 ASCII digits
+        end = 5                    # follow, then no word character (what the regex would find, without it)
+        while end < len(text) and end < 18 and "0" <= text[end] <= "9":
+            end += 1
+        if 5 < end <= 17 and (end == len(text) or text[end] in _NOT_WORD):
+            return int(text[5:end])
     m = _step().search(text)
     return int(m.group("step")) if m is not None else None
+
+
+_NOT_WORD = frozenset(" \t-,;/|)]}.:'\"=+*&%$#@!?<>([{~^`")  # ASCII characters \b tells from a digit
 
 
 def busid_to_pci(busid: str) -> str | None:
