@@ -236,3 +236,23 @@ def test_a_verl_step_is_read_as_the_regex_reads_it() -> None:
     got = [step_of(t) for t in texts]
     assert got == [plain(t) for t in texts]
     assert sum(t.startswith("step:") for t in texts) > 50 and 895 in got
+
+
+def test_a_verl_record_starts_where_its_regex_says() -> None:
+    """_verl_console reads "step:N - " at the start of a line without _VERL where _VERL would match there."""
+    def plain(text: str) -> tuple[int, str, list[str]] | None:
+        m = metrics._VERL.search(text, 0, 200)
+        return None if m is None else (int(m.group(1)), metrics._head(text, m.end()), text[m.end():].split(" - "))
+
+    texts = ["step:3 - a:1", "step:123456789012345678 - a:1", "step:1234567890123456789 - a:1 step:4 - b:2",
+             "step:5 -a:1", "step:5 - ", "step:5", "step: 5 - a:1", "step:٣ - a:1", "step:5x - a:1 step:6 - b:2",
+             "x step:7 - a:1", "step:08 - a - b:2", "step:5 -  - a:1", *VERL]
+    texts += [line.text for i, raw in enumerate(sample_lines(), 1) for line in Normalizer("x").lines(i, raw)
+              if "step:" in line.text]
+    verl = READERS[[r.name for r in READERS].index("verl")].read
+    got = []
+    for text in texts:
+        record = verl(text, ReaderState())
+        got.append(None if record is None else (record.step, record.head, record.items))
+    assert got == [plain(t) for t in texts]
+    assert sum(g is not None for g in got) > 50

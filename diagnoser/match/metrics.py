@@ -67,9 +67,7 @@ _NUMBER = regex.compile(
     r"""([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|NaN|inf|Inf|Infinity|infinity))"""
     r"""\s*\)?['"]?s?\s*$"""
 )
-
-
-_PLAIN = "0123456789.+-eE"
+_PLAIN = "0123456789.+-eE"  # what a plain number is made of (see number)
 
 
 def number(value: object) -> float | None:
@@ -82,9 +80,7 @@ def number(value: object) -> float | None:
         return math.nan  # orjson (verl's file logger) writes NaN and Inf as null
     if not isinstance(value, str) or len(value) > 64:
         return None
-    if not value.strip(_PLAIN):
-        # only digits, signs, dots and exponents: float() reads exactly what _NUMBER's number reads (its grammar),
-        # and _NUMBER has nothing else to strip
+    if not value.strip(_PLAIN):  # float() reads exactly what _NUMBER reads in such a text (its number's grammar)
         try:
             return float(value)
         except ValueError:
@@ -108,11 +104,18 @@ _VERL = lazy(r"(?:^|\s)step:(\d{1,18}) - ")
 
 
 def _verl_console(text: str, _state: ReaderState) -> Record | None:
-    m = _VERL.search(text, 0, 200)
-    if m is None:
+    digits = 5
+    if text.startswith("step:"):  # the usual line: _VERL matches at 0 when 1-18 ASCII digits and " - " follow
+        while digits < 24 and digits < len(text) and "0" <= text[digits] <= "9":
+            digits += 1
+    if 5 < digits <= 23 and text.startswith(" - ", digits):
+        step, end = text[5:digits], digits + 3
+    elif (m := _VERL.search(text, 0, 200)) is not None:
+        step, end = m.group(1), m.end()
+    else:
         return None
-    # a line prints dozens of keys and health rules read a few: each piece is made a pair only when asked for
-    return Record("verl", int(m.group(1)), [], _head(text, m.end()), text[m.end():].split(" - "))
+    # dozens of keys, a few read by health rules: each piece is made a pair only when asked for (pairs_of)
+    return Record("verl", int(step), [], _head(text, end), text[end:].split(" - "))
 
 
 def _json_tail(text: str, start: int) -> dict[str, object] | None:
