@@ -177,6 +177,20 @@ def test_stdin_source_uses_the_same_path(db, small_blocks, monkeypatch: pytest.M
     assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
 
 
+def small_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sizes of the split scaled down so a 6 MB file has quiet places and splits in three (search/split.py)."""
+    from diagnoser.search import split
+
+    for module, name, value in [
+        (fastscan, "BLOCK", 64 << 10), (fastscan, "HEAD_LINES", 50), (normalize, "HEAD_LINES", 50),
+        (scanner, "HEAD_LINES", 50), (fastscan, "FACT_LINES", 200), (scanner, "FACT_LINES", 200),
+        (split, "FACT_LINES", 200), (split, "HEAD_LINES", 50), (scanner, "STALE_TB", 150),
+        (split, "QUIET_LINES", 400), (split, "QUIET_BYTES", 24 << 10), (split, "LEAD", 16 << 10),
+        (split, "SPLIT_MIN", 512 << 10), (split, "SEEK_BYTES", 1 << 20),
+    ]:
+        monkeypatch.setattr(module, name, value)
+
+
 @pytest.mark.parametrize("engine_name", ENGINES)
 def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,  # type: ignore[no-untyped-def]
                                     engine_name: str) -> None:
@@ -188,14 +202,7 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
     sys.path.insert(0, str(SAMPLES.parent))
     from benchmarks.generate import generate
 
-    for module, name, value in [
-        (fastscan, "BLOCK", 64 << 10), (fastscan, "HEAD_LINES", 50), (normalize, "HEAD_LINES", 50),
-        (scanner, "HEAD_LINES", 50), (fastscan, "FACT_LINES", 200), (scanner, "FACT_LINES", 200),
-        (split, "FACT_LINES", 200), (split, "HEAD_LINES", 50), (scanner, "STALE_TB", 150),
-        (split, "QUIET_LINES", 400), (split, "QUIET_BYTES", 24 << 10), (split, "LEAD", 16 << 10),
-        (split, "SPLIT_MIN", 512 << 10), (split, "SEEK_BYTES", 1 << 20),
-    ]:
-        monkeypatch.setattr(module, name, value)
+    small_split(monkeypatch)
     log = tmp_path / "big.log"
     generate(str(log), 6 << 20, seed=3)
     parts = split.plan_parts(log, log.stat().st_size, 3, db.search.quiet_search)

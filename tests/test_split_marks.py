@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from diagnoser.judge import book
-from diagnoser.match import scanner
 from diagnoser.modes.batch import diagnose
-from diagnoser.read import marks, normalize
+from diagnoser.read import marks
 from diagnoser.report.contract import to_json
 from diagnoser.search import engine, split
-from diagnoser.search import feeder as fastscan
 
 from .conftest import SAMPLES
+from .test_fastpath import small_split
 
 ENGINES = ["python", "hyperscan"] if engine._hs is not None else ["python"]
 
@@ -53,14 +52,7 @@ def test_a_log_full_of_mark_lines_splits_and_reports_as_one_scan(db, monkeypatch
     sys.path.insert(0, str(SAMPLES.parent))
     from benchmarks.generate import generate
 
-    for module, name, value in [
-        (fastscan, "BLOCK", 64 << 10), (fastscan, "HEAD_LINES", 50), (normalize, "HEAD_LINES", 50),
-        (scanner, "HEAD_LINES", 50), (fastscan, "FACT_LINES", 200), (scanner, "FACT_LINES", 200),
-        (split, "FACT_LINES", 200), (split, "HEAD_LINES", 50), (scanner, "STALE_TB", 150),
-        (split, "QUIET_LINES", 400), (split, "QUIET_BYTES", 24 << 10), (split, "LEAD", 16 << 10),
-        (split, "SPLIT_MIN", 512 << 10), (split, "SEEK_BYTES", 1 << 20),
-    ]:
-        monkeypatch.setattr(module, name, value)
+    small_split(monkeypatch)
     log = tmp_path / "big.log"
     generate(str(log), 6 << 20, seed=5)
     _with_marks(log, 40, seed=5)  # one every 40 lines: never 400 lines without one
