@@ -12,6 +12,7 @@ import pytest
 import regex
 
 import diagnoser.read
+from diagnoser import lazyre
 from diagnoser.match.database import load_database
 from diagnoser.match.matcher import Matcher
 from diagnoser.read import prefixes
@@ -31,6 +32,8 @@ def _reader_patterns() -> list[tuple[str, regex.Pattern[str]]]:
     for info in pkgutil.iter_modules(diagnoser.read.__path__):
         module = importlib.import_module(f"diagnoser.read.{info.name}")
         for name, value in vars(module).items():
+            if isinstance(value, lazyre._Lazy):  # compiled on first use (issue 13): checked all the same
+                value = value.compiled()
             if isinstance(value, regex.Pattern) and isinstance(value.pattern, str):
                 out.append((f"{module.__name__}.{name}", value))
     return out
