@@ -191,6 +191,17 @@ def small_split(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, name, value)
 
 
+def split_report_is_one_scans(db, log: Path, jobs: int) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """The JSON report of `log` scanned in parts by `jobs` processes equals one scan's (time apart); that report."""
+    from diagnoser.console import Warner as _Warner
+    from diagnoser.console import input_sources as _sources
+    one = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=1, fast="always"))
+    many = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=jobs, fast="always"))
+    one["stats"]["seconds"] = many["stats"]["seconds"] = 0
+    assert json.dumps(one, sort_keys=True, indent=1) == json.dumps(many, sort_keys=True, indent=1)
+    return one
+
+
 @pytest.mark.parametrize("engine_name", ENGINES)
 def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,  # type: ignore[no-untyped-def]
                                     engine_name: str) -> None:
@@ -207,12 +218,7 @@ def test_split_scan_equals_one_scan(db, monkeypatch: pytest.MonkeyPatch, tmp_pat
     generate(str(log), 6 << 20, seed=3)
     parts = split.plan_parts(log, log.stat().st_size, 3, db.search.quiet_search)
     assert len(parts) == 3 and parts[1].start > 0
-    from diagnoser.console import Warner as _Warner
-    from diagnoser.console import input_sources as _sources
-    one = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=1, fast="always"))
-    many = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=3, fast="always"))
-    one["stats"]["seconds"] = many["stats"]["seconds"] = 0
-    assert json.dumps(one, sort_keys=True, indent=1) == json.dumps(many, sort_keys=True, indent=1)
+    one = split_report_is_one_scans(db, log, 3)
     assert one["root_cause"]["id"] == "cuda-oom" and one["stats"]["sources"] == 1
 
 

@@ -4,20 +4,17 @@ still splits, and the parts report what one scan reports."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import pytest
 
 from diagnoser.judge import book
-from diagnoser.modes.batch import diagnose
 from diagnoser.read import marks
-from diagnoser.report.contract import to_json
 from diagnoser.search import engine, split
 
 from .conftest import SAMPLES
-from .test_fastpath import small_split
+from .test_fastpath import small_split, split_report_is_one_scans
 
 ENGINES = ["python", "hyperscan"] if engine._hs is not None else ["python"]
 
@@ -60,12 +57,7 @@ def test_a_log_full_of_mark_lines_splits_and_reports_as_one_scan(db, monkeypatch
         split.Part(0, log.stat().st_size, 0)]  # busy everywhere for a search of every body literal
     parts = split.plan_parts(log, log.stat().st_size, 3, db.search.quiet_search)
     assert len(parts) == 3 and parts[1].start > 0
-    from diagnoser.console import Warner as _Warner
-    from diagnoser.console import input_sources as _sources
-    one = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=1, fast="always"))
-    many = to_json(diagnose(db, _sources([log], _Warner("en")), "en", jobs=3, fast="always"))
-    one["stats"]["seconds"] = many["stats"]["seconds"] = 0
-    assert json.dumps(one, sort_keys=True, indent=1) == json.dumps(many, sort_keys=True, indent=1)
+    one = split_report_is_one_scans(db, log, 3)
     assert one["root_cause"]["id"] == "cuda-oom"
 
 
