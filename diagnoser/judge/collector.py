@@ -118,7 +118,7 @@ class Collector:
         if known is None:
             if len(self.timeline) < MAX_TIMELINE:
                 self.timeline[key] = Moment(what, where)
-        elif earlier(where, known.where):
+        elif earlier(where, known.where) or _same_line_first(what, where, known):
             self.timeline[key] = Moment(what, where)
         elif not earlier(known.where, where) and where.ts is not None and self._own(where) \
                 and not self._own(known.where):
@@ -256,7 +256,7 @@ class Collector:
             if known_moment is None:
                 if len(self.timeline) < MAX_TIMELINE:
                     self.timeline[who] = moment
-            elif earlier(moment.where, known_moment.where):
+            elif earlier(moment.where, known_moment.where) or _same_line_first(moment.what, moment.where, known_moment):
                 self.timeline[who] = moment
         self.roles.update(other.roles)
         self.forensics.merge(other.forensics)
@@ -270,3 +270,9 @@ class Collector:
         add_capped(self.ranks_seen, other.ranks_seen, MAX_RANKS)
         add_capped(self.hosts_seen, other.hosts_seen, MAX_RANKS)
         self.skipped_binary += other.skipped_binary
+
+
+def _same_line_first(what: str, where: Location, known: Moment) -> bool:
+    """Two findings of one line (one line can match two signatures): the first by name, whichever was decided
+    first (a scan that skips lines decides the hits of a line in another order than one that reads them all)."""
+    return (where.source_index, where.line) == (known.where.source_index, known.where.line) and what < known.what
