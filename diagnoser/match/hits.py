@@ -117,7 +117,7 @@ class HitDecider:
         if wanted is not None and not normalizer.settled:
             wanted = None
         for lineno, raw in self.lookback(missing[0], missing[-1]):
-            if lineno not in have and (wanted is None or any(lit in clean_text(raw) for lit in wanted)):
+            if lineno not in have and (wanted is None or _holds(clean_text(raw), wanted)):
                 lent.extend(normalizer.lines(lineno, raw))
         self.normalizer.lineno = line.lineno
         return sorted(fed + lent, key=lambda x: x.lineno)
@@ -255,8 +255,37 @@ def _window_literals(rule: Rule) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+Want = tuple[tuple[str, ...], tuple[str, ...]]  # what a scanner waits on: (streams, literals); see SourceScanner.wants
+
+
+def window_needs(p: Pending, lineno: int) -> tuple[str, ...] | None:
+    """The literals of which a line at `lineno` must hold one to decide one of `p`'s window conditions still open
+    (None when such a condition has no gate: any line may decide it; () when none is open there)."""
+    out: list[str] = []
+    rule = p.rule
+    if not p.window_all and not p.window_not and not rule.window:
+        return ()
+    reach = lineno - p.line.lineno
+    for i, c in enumerate(rule.all):
+        if c.cond.scope == "window" and not p.window_all[i] and reach <= c.cond.lines:
+            if c.gate is None:
+                return None
+            out += c.gate.literals
+    if not p.window_not:
+        for c in rule.not_:
+            if c.cond.scope == "window" and reach <= c.cond.lines:
+                if c.gate is None:
+                    return None
+                out += c.gate.literals
+    return tuple(out)
+
+
 def _leaves_unexplained(cs: CompiledSignature, p: Pending) -> bool:
     """A teardown or advice finding never explains an error: a C++ `terminate called ...` whose `what():` message no
     signature knows is still an unrecognised error with that message, beside the finding that the process aborted."""
     tb = p.tb
     return tb is not None and cs.sig.role in ("teardown", "advice") and tb.kind == "cxx" and bool(tb.message)
+
+
+def _holds(text: str, literals: tuple[str, ...]) -> bool:
+    return any(lit in text for lit in literals)

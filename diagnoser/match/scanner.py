@@ -33,7 +33,7 @@ from .events import (
     StackEvent,
     UnrecognizedEvent,
 )
-from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook
+from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook, Want, window_needs
 from .matcher import Matcher
 from .metrics import ReaderState, read_record
 from .metricwatch import read_values
@@ -84,11 +84,12 @@ class SourceScanner(HitDecider):
         self.ranks_seen: set[int] = set() if rank is None else {rank}
         self.hosts_seen: set[str] = set() if not host else {host}
 
-    def wants(self) -> bool | tuple[str, ...]:
+    def wants(self) -> bool | Want:
         """Which of the next lines must be fed (the fast search skips the others): True for every line
-        while a hit waits on nearby lines, the streams of the open tracebacks otherwise (a traceback on a
-        `[rankN]:` or Ray actor stream is continued and closed only by lines of its own stream), False
-        when only lines holding a gate literal matter.
+        while a hit waits on its after-context; else (streams, literals): the lines of the streams of the open
+        tracebacks (a traceback on a `[rankN]:` or Ray actor stream is continued and closed only by lines of
+        its own stream) and the lines holding a literal of the `within` window conditions still undecided (a
+        line without one cannot meet them); False when only lines holding a gate literal matter.
 
         No hit waits for the end of the file: whole-file conditions are tracked on every line that carries
         their literal, wherever the hit was, and judged by the collector.
@@ -96,16 +97,27 @@ class SourceScanner(HitDecider):
         lineno = self.lineno
         if self.pyspy.reading:
             return True  # a py-spy stack's frames hold no literal
+        literals: list[str] = []
         for p in self.pending:
-            if lineno < p.wait_until or (
-                    p.tb is None and len(p.after) < CONTEXT_AFTER and lineno - p.line.lineno < CONTEXT_REACH):
+            if p.tb is None and len(p.after) < CONTEXT_AFTER and lineno - p.line.lineno < CONTEXT_REACH:
                 return True
-        if not self.books:
+            if lineno < p.wait_until:
+                needed = window_needs(p, lineno)
+                if needed is None or not self.normalizer.settled:
+                    return True
+                literals += needed
+        streams = {b.record.first.stream for b in self.books.values() if not b.closed}
+        if "" in streams and not self.normalizer.settled:
+            return True  # lines without a transport prefix: any line may be one (the feeder skips those of a Ray
+            # prefix the normaliser knows, see known_stream, once its state no longer depends on the lines it sees)
+        if not streams and not literals:
             return False
-        streams = tuple({b.record.first.stream for b in self.books.values() if not b.closed})
-        if "" in streams:
-            return True  # lines without a transport prefix: any line may be one
-        return streams
+        return tuple(streams), tuple(dict.fromkeys(literals))
+
+    def known_stream(self, head: str) -> bool:
+        """Whether a line whose cleaned text starts with the Ray prefix `head` certainly belongs to a transport
+        stream (read/normalize.py), not to the lines without one."""
+        return self.normalizer.known_stream(head)
 
     @property
     def busy(self) -> bool:

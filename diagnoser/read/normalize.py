@@ -92,6 +92,12 @@ class Normalizer:
         """Whether a line's normalising no longer depends on earlier lines: the head's year taken, srun's decided."""
         return self.lineno > HEAD_LINES and (self.srun_width == 0 or self.srun_seen >= 3)
 
+    def known_stream(self, head: str) -> bool:
+        """Whether a line whose cleaned text starts with `head`, a Ray prefix "(...) ", is certainly of a transport
+        stream: that prefix was seen and remembered (see _strip_prefixes) and told one."""
+        told = self._paren.get(head)
+        return told is not None and bool(told[4])
+
     def lines(self, lineno: int, raw: str) -> list[LogLine]:
         """The logical lines of one physical line (usually one; more after `\\r` redraws)."""
         self.lineno = lineno

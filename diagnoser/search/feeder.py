@@ -15,17 +15,15 @@ changed what the scanner reports: the result equals feeding every line (tests pr
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator
-from functools import lru_cache
 from typing import BinaryIO, Protocol
 
 from ..read.normalize import FACT_LINES, HEAD_LINES, clean_text
-from ..read.prefixes import REMOVED_START, clean_bytes
 from ..read.sources import MAX_LINE, line_text
 from .index import SearchIndex
+from .streams import Want, line_hits, prefixed_head, stream_hits, stream_needles
 
 BLOCK = 4 << 20
 STALE_CHECK_EVERY = 512  # the scanner's own (match/scanner.py): a skipped line it must be told of
@@ -37,57 +35,15 @@ class Sink(Protocol):
     facts_seen: set[str]
     lookback: Callable[[int, int], list[tuple[int, str]]] | None
 
-    def wants(self) -> bool | tuple[str, ...]: ...
+    def wants(self) -> bool | Want: ...
+
+    def known_stream(self, head: str) -> bool: ...
 
     def tick(self, lineno: int) -> None: ...
 
     def feed_raw(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None: ...
 
     def lend(self, lines: list[tuple[int, str]]) -> None: ...
-
-
-def stream_needles(streams: tuple[str, ...]) -> tuple[bytes, ...] | None:
-    """For each stream, a text every line of it holds once cleaned (the longest of its prefixes); None when
-    a stream has no such ASCII text (then every line is fed)."""
-    out = []
-    for key in streams:
-        parts = [p for p in key.split("|") if p]
-        if not parts:
-            return None
-        best = max(parts, key=len)
-        if not best.isascii():
-            return None
-        out.append(best.encode("ascii"))
-    return tuple(sorted(out))
-
-
-@lru_cache(maxsize=256)
-def _broken(needle: bytes) -> re.Pattern[bytes]:
-    """Finds a start of `needle` directly followed by something the cleaning removes: where a colour code
-    or a control character may split the needle in the line as read."""
-    inner = b""
-    for ch in reversed(needle[1:-1]):
-        inner = b"(?:" + re.escape(bytes([ch])) + inner + b")?"
-    return re.compile(re.escape(needle[:1]) + inner + b"(?=[" + re.escape(REMOVED_START) + b"])")
-
-
-def stream_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
-    """Offsets of the starts of the lines of `region` (whole lines) that may belong to the streams of
-    `needles`: those whose text, colour codes and control characters removed, holds one."""
-    found: set[int] = set()
-    rfind = region.rfind
-    for n in needles:
-        i = region.find(n)
-        while i >= 0:
-            found.add(rfind(b"\n", 0, i) + 1)
-            i = region.find(n, i + 1)
-        for m in _broken(n).finditer(region):  # rare: check that line once cleaned
-            start = rfind(b"\n", 0, m.start()) + 1
-            if start not in found:
-                end = region.find(b"\n", m.start())
-                if n in clean_bytes(region[start:end if end >= 0 else len(region)]):
-                    found.add(start)
-    return sorted(found)
 
 
 WALK_CHUNK = 256 << 10  # bytes of a block searched at once for the lines of a stream
@@ -214,6 +170,20 @@ class FastFeeder:
                 continue
             while ci < len(starts) and starts[ci] < pos:
                 ci += 1
+            if isinstance(want, tuple) and "" in want[0]:
+                # a traceback is open on the lines without a transport prefix: any line may be one, but those of a
+                # Ray prefix the normaliser knows (scanner.known_stream)
+                end = block.find(b"\n", pos)
+                raw = block[pos:end]
+                head = prefixed_head(raw)
+                if head is None or not scanner.known_stream(head) or (needles and line_hits(raw, needles)) \
+                        or (ci < len(starts) and starts[ci] == pos and self._matters(raw, pos)):
+                    pos = self._feed_at(pos)
+                else:
+                    scanner.tick(self.next_line)
+                    self.next_line += 1
+                    pos = end + 1
+                continue
             cand = starts[ci] if ci < len(starts) else size
             if needles:
                 pos, done = self._walk(pos, cand, needles)
@@ -226,7 +196,7 @@ class FastFeeder:
                     return
             end = block.find(b"\n", pos)
             raw = block[pos:end]
-            if (needles and stream_hits(raw + b"\n", needles)) or self._matters(raw, pos):
+            if (needles and line_hits(raw, needles)) or self._matters(raw, pos):
                 pos = self._feed_at(pos)
             else:
                 if needles:

@@ -1,0 +1,93 @@
+"""What the fast search looks for while the scanner waits on some lines (match/scanner.py wants): the lines of
+the streams of open tracebacks and the lines holding a literal of a `within` window, found in raw bytes though a
+colour code or a control character may split them; and the lines certainly not of the stream without a transport
+prefix."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..read.prefixes import REMOVED_START, clean_bytes
+
+Want = tuple[tuple[str, ...], tuple[str, ...]]  # (streams, literals): see SourceScanner.wants
+
+
+@lru_cache(maxsize=256)
+def stream_needles(want: tuple[tuple[str, ...], tuple[str, ...]]) -> tuple[bytes, ...] | None:
+    """What the lines the scanner wants hold once cleaned: for each stream, the longest of its prefixes; each
+    literal as is. None when a stream has no such ASCII text (then every line is fed). The stream without a
+    transport prefix ("") adds none: its lines are those prefixed_head cannot rule out."""
+    streams, literals = want
+    out = {lit.encode("utf-8", "surrogatepass") for lit in literals}
+    for key in streams:
+        parts = [p for p in key.split("|") if p]
+        if not parts:
+            continue  # the lines without a transport prefix: see prefixed_head
+        best = max(parts, key=len)
+        if not best.isascii():
+            return None
+        out.add(best.encode("ascii"))
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=256)
+def _broken(needle: bytes) -> re.Pattern[bytes]:
+    """Finds a start of `needle` directly followed by something the cleaning removes: where a colour code
+    or a control character may split the needle in the line as read."""
+    inner = b""
+    for ch in reversed(needle[1:-1]):
+        inner = b"(?:" + re.escape(bytes([ch])) + inner + b")?"
+    return re.compile(re.escape(needle[:1]) + inner + b"(?=[" + re.escape(REMOVED_START) + b"])")
+
+
+def stream_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    """Offsets of the starts of the lines of `region` (whole lines) that may belong to the streams of
+    `needles`: those whose text, colour codes and control characters removed, holds one."""
+    found: set[int] = set()
+    rfind = region.rfind
+    for n in needles:
+        i = region.find(n)
+        while i >= 0:
+            found.add(rfind(b"\n", 0, i) + 1)
+            i = region.find(n, i + 1)
+        for m in _broken(n).finditer(region):  # rare: check that line once cleaned
+            start = rfind(b"\n", 0, m.start()) + 1
+            if start not in found:
+                end = region.find(b"\n", m.start())
+                if n in clean_bytes(region[start:end if end >= 0 else len(region)]):
+                    found.add(start)
+    return sorted(found)
+
+
+HEAD_BYTES = 512  # a Ray prefix is looked for in the first bytes of a line
+
+
+def prefixed_head(raw: bytes) -> str | None:
+    """The Ray prefix "(...) " a physical line (bytes, no line end) starts with once cleaned, as the normaliser
+    reads it first (read/normalize.py _strip_prefixes); None when it starts otherwise."""
+    head = raw[:HEAD_BYTES]
+    if not head.startswith(b"("):
+        head = clean_bytes(head)
+        if not head.startswith(b"("):
+            return None
+    elif b"\x1b" in head or b"[" in head:
+        head = clean_bytes(head)
+    close = head.find(b")")
+    if close <= 0 or head[close + 1:close + 2] != b" ":
+        return None
+    return head[:close + 2].decode("utf-8", "replace")
+
+
+_REMOVED = re.compile(b"[" + re.escape(REMOVED_START) + b"]")
+
+
+def line_hits(raw: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Whether one physical line (bytes) holds a needle as read or once cleaned (stream_hits for one line)."""
+    for n in needles:
+        if n in raw:
+            return True
+    if _REMOVED.search(raw) is None:
+        return False
+    clean = clean_bytes(raw)
+    return any(n in clean for n in needles)

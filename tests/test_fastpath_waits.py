@@ -1,0 +1,111 @@
+"""What the fast search feeds while the scanner waits on lines, and that the report stays the line-by-line one.
+
+- While a hit waits for its `within` window to pass, only the lines that hold a literal of the window conditions
+  still undecided (a line without one cannot meet them), not every line of the window: a dense log with a window
+  hit every few hundred lines fed 9,221 of 17,677 lines for that alone. Checked with the window line near the
+  hit, at the window's far end, split by a colour code, or missing.
+- While a traceback is open on the lines without a transport prefix, not the lines of a Ray prefix the
+  normaliser already knows (any other line may continue it)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from diagnoser.match import scanner
+from diagnoser.read import normalize
+
+from .test_fastpath import _json, _noise, small_blocks  # noqa: F401  (small_blocks: a fixture)
+
+# dlc-port-exhausted: a bind failure counts only with a PAI-DLC port-manager line within 200 lines (match.all);
+# the host name line holds no gate literal of any signature's `any`, so only the window makes it matter
+BIND = "OSError: [Errno 98] Address already in use"
+DLC_HOST = "\x1b[36m(RayTrainWorker pid=3105, ip=10.0.0.8)\x1b[0m host {host} joined the cluster"
+# host-oom-killed: Ray's memory monitor line does not count when checkpoint loading is printed within 150 lines
+RAY_OOM = ("Memory on the node (IP: 10.0.0.8, ID: 5f1e) where the task (actor ID: 8a2b, name=WorkerDict.__init__, "
+           "pid=3105, memory used=61.2GB) was running was 118.4GB / 124.0GB (0.955), which exceeds the memory usage "
+           "threshold of 0.95.")
+LOADING = "\x1b[36m(WorkerDict pid=3105, ip=10.0.0.8)\x1b[0m Loading checkpoint shards:  50%|#####     | 2/4"
+
+
+def _ids(report: str) -> set[str]:
+    return {f["id"] for f in json.loads(report)["findings"]}
+
+
+@pytest.mark.parametrize("case", ["all-near", "all-far", "all-split", "all-missing", "not-near", "not-missing"])
+def test_a_window_feeds_only_the_lines_of_its_literals(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]  # noqa: F811
+                                                       tmp_path: Path, case: str) -> None:
+    rng = random.Random(23)
+    kind, where = case.split("-")
+    lines = _noise(rng, 60)
+    lines.append(BIND if kind == "all" else RAY_OOM)
+    hit = len(lines)
+    after = {"near": 5, "far": 190 if kind == "all" else 145, "split": 100, "missing": -1}[where]
+    for k in range(400):
+        lines += _noise(rng, 1)
+        if k == after:
+            if kind == "not":
+                lines.append(LOADING)
+            else:
+                host = "dlc1a2b3c-wo\x1b[0mrker-1" if where == "split" else "dlc1a2b3c-worker-1"
+                lines.append(DLC_HOST.format(host=host))
+    log = tmp_path / "window.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fed: list[int] = []
+    real = scanner.SourceScanner.feed_raw
+
+    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
+        fed.append(lineno)
+        real(self, lineno, raw, found)
+
+    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    fast = _json(db, [log], fast=True)
+    in_window = [n for n in fed if hit < n <= hit + 200]
+    assert len(in_window) < 80, len(in_window)  # not the 200 lines of the window
+    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", real)
+    assert fast == _json(db, [log], fast=False)
+    sig = "dlc-port-exhausted" if kind == "all" else "host-oom-killed"
+    assert (sig in _ids(fast)) == (where != "missing") ^ (kind == "not")
+
+
+def test_an_unprefixed_traceback_skips_the_lines_of_known_ray_prefixes(db, small_blocks,  # type: ignore[no-untyped-def]  # noqa: F811
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    from diagnoser.read import grouper
+    monkeypatch.setattr(scanner, "STALE_TB", 700)
+    monkeypatch.setattr(grouper, "STALE_TB", 700)
+    rng = random.Random(29)
+    actor = "\x1b[36m(WorkerDict pid={pid}, ip=10.0.0.{ip})\x1b[0m step {k} loss {loss:.3f}"
+    lines = [actor.format(pid=300 + r, ip=r, k=0, loss=0.5) for r in range(8)]  # each prefix seen once
+    lines += ["Traceback (most recent call last):", '  File "/w/train.py", line 10, in <module>']
+    first = len(lines)
+    for k in range(600):
+        r = rng.randrange(8)
+        lines.append(actor.format(pid=300 + r, ip=r, k=k, loss=rng.random()))
+        if k == 100:
+            lines.append("    loss.backward()")  # the traceback goes on, between other writers' lines
+        if k == 300:
+            lines.append("(NewActor pid=999, ip=10.0.0.9) a prefix not seen before")  # fed: not known yet
+    lines.append("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    log = tmp_path / "loose.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fed: list[int] = []
+    real = scanner.SourceScanner.feed_raw
+
+    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
+        fed.append(lineno)
+        real(self, lineno, raw, found)
+
+    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    fast = _json(db, [log], fast=True)
+    # from the line where the normaliser has settled (srun labels ruled out after SRUN_PREAMBLE lines)
+    body = [n for n in fed if n > first + normalize.SRUN_PREAMBLE]
+    assert len(body) < 20, len(body)  # not the 550 lines of other writers
+    texts = log.read_text(encoding="utf-8").splitlines()
+    assert {texts[n - 1] for n in body} >= {"    loss.backward()", "(NewActor pid=999, ip=10.0.0.9) a prefix not seen before"}
+    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", real)
+    assert fast == _json(db, [log], fast=False)
+    assert "cuda-oom" in _ids(fast)
