@@ -52,7 +52,7 @@ def test_the_cache_gives_back_the_signatures_and_gates_it_was_built_from(
     _write(key, _body(raw))
     data = cache.load(key)
     assert data is not None
-    signatures, gates, engines = cache.unpack(data)
+    signatures, gates, engines, _forms = cache.unpack(data)
     assert list(signatures) == fresh and gates and all(type(v) is bytes for v in engines.values())
     db = load_database()
     assert [cs.sig for cs in db.signatures] == fresh
@@ -83,12 +83,15 @@ def _tampered(payload: dict[str, Any], how: str) -> dict[str, Any]:
         payload = {**payload, "gates": {k: ("not", "a", "gate") for k in payload["gates"]}}
     elif how == "an engine that is text":
         payload = {**payload, "engines": {k: "text" for k in payload["engines"]}}
+    elif how == "regex forms that are text":
+        payload = {**payload, "regexes": (payload["regexes"][0], {k: "text" for k in payload["regexes"][1]})}
     sigs[0] = first
     return {**payload, "signatures": tuple(sigs)}
 
 
 @pytest.mark.parametrize("how", ["code object in a record", "a set in a record", "a record of another type",
-                                 "a field too many", "a gate of the wrong shape", "an engine that is text"])
+                                 "a field too many", "a gate of the wrong shape", "an engine that is text",
+                                 "regex forms that are text"])
 def test_a_cache_holding_anything_else_is_refused(built: tuple[str, bytes, list[Any]], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     key, raw, _fresh = built

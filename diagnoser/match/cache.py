@@ -9,8 +9,14 @@ of the rest) and a `marshal` body of plain values only: str, int, float, bool, N
 lists and dicts, never pickle. `marshal` runs nothing it reads, and what comes out is checked as it is
 turned back into records (`decode`): the schema's own record types by name, the plain values above,
 anything else (a code object, a set, a record of another type, a wrong number of fields) is an error and
-the database is built again. A truncated or corrupt file fails the SHA-256 and is rebuilt; a file that
-cannot be read or written is skipped: the database is then built as without a cache.
+the database is built again. Each regex's compiled form is kept too, as plain values (the fields `regex`'s own
+pickling support describes a pattern by, its compiled code as bytes; see compiled.py): the `regex` module makes the
+pattern from them again (one it refuses is compiled from its text). A form is code for the regex engine, which
+does not check it as a parser would (garbage code crashed it here), and the SHA-256 tells a damaged file, not one
+written on purpose: the forms are read only from a file of the user's own that no one else may write (the file is
+written 0600), as a place anyone else could write to would otherwise let them crash the command. A truncated or
+corrupt file fails the SHA-256 and is rebuilt; a file that cannot be read or written is skipped: the database is
+then built as without a cache.
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ from .. import __version__
 from .literals import Gate
 from .schema import Condition, Example, FramePattern, MetricClause, RemedyVariant, Signature, Text, WhenTest
 
-FORMAT = 2
-MAGIC = b"diagnoser-db2"
+FORMAT = 3
+MAGIC = b"diagnoser-db3"
 KEEP = 8  # cache files kept (other keys: other signature folders, older versions)
 _TYPES: dict[str, type] = {c.__name__: c for c in (Signature, Text, Condition, WhenTest, RemedyVariant, Example,
                                                    FramePattern, MetricClause)}
@@ -79,7 +85,9 @@ def load(cache_key: str) -> dict[str, Any] | None:
     if base is None:
         return None
     try:
-        raw = (base / f"db-{cache_key[:40]}.bin").read_bytes()
+        with open(base / f"db-{cache_key[:40]}.bin", "rb") as fh:
+            private = _private(os.fstat(fh.fileno()))
+            raw = fh.read()
     except OSError:
         return None
     head, _, body = raw.partition(b"\n")
@@ -92,7 +100,18 @@ def load(cache_key: str) -> dict[str, Any] | None:
         data = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None
-    return data if type(data) is dict else None
+    if type(data) is not dict:
+        return None
+    if not private:  # the regexes' compiled forms are code for the regex engine: only from a file of the user's own
+        data.pop("regexes", None)
+    return data
+
+
+def _private(st: os.stat_result) -> bool:
+    """Whether a file is the user's own and no one else may write it (what the compiled regex forms are read from:
+    the SHA-256 tells a damaged file, not one written on purpose; such a file could only be the user's own doing)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is not None and st.st_uid == getuid() and not st.st_mode & 0o022
 
 
 def store(cache_key: str, payload: dict[str, Any]) -> None:
@@ -110,7 +129,11 @@ def store(cache_key: str, payload: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         base.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(head + b"\n" + body)
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()  # left by a process of the same id that was killed while writing
+        # the user's own to read and write (what load() wants of a file it reads the compiled regex forms from)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as fh:
+            fh.write(head + b"\n" + body)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -187,15 +210,21 @@ def decode(value: Any) -> Any:
     raise TypeError(f"not a value the cache holds: {t.__name__}")
 
 
-def pack(signatures: Iterable[Signature], gates: dict[str, Gate | None], engines: dict[str, bytes]) -> dict[str, Any]:
-    """The payload of a database: its signatures, the gates derived for its patterns, the compiled engines."""
+Forms = tuple[str, dict[str, Any]]  # the `regex` version, and each pattern's compiled form (compiled.regex_form)
+
+
+def pack(signatures: Iterable[Signature], gates: dict[str, Gate | None], engines: dict[str, bytes],
+         forms: Forms = ("", {})) -> dict[str, Any]:
+    """The payload of a database: its signatures, the gates derived for its patterns, the compiled engines, the
+    compiled forms of its regexes."""
     return {"signatures": tuple(encode(s) for s in signatures),
             "gates": {k: None if g is None else (g.literals, g.fold, g.also) for k, g in gates.items()},
-            "engines": engines}
+            "engines": engines, "regexes": forms}
 
 
-def unpack(data: dict[str, Any]) -> tuple[tuple[Signature, ...], dict[str, Gate | None], dict[str, bytes]]:
-    """What `pack` wrote, checked (TypeError, KeyError or ValueError when it is anything else)."""
+def unpack(data: dict[str, Any]) -> tuple[tuple[Signature, ...], dict[str, Gate | None], dict[str, bytes], Forms]:
+    """What `pack` wrote, checked (TypeError, KeyError or ValueError when it is anything else; a regex form's own
+    fields are checked where it is used, compiled.remember_forms)."""
     gates = {k: None if g is None else _gate(*g) for k, g in _table(data["gates"]).items()}
     signatures = decode(data["signatures"])
     if type(signatures) is not tuple or not all(type(s) is Signature for s in signatures):
@@ -203,7 +232,10 @@ def unpack(data: dict[str, Any]) -> tuple[tuple[Signature, ...], dict[str, Gate 
     engines = _table(data["engines"])
     if not all(type(v) is bytes for v in engines.values()):
         raise TypeError("a compiled engine is bytes")
-    return signatures, gates, engines
+    version, forms = data.get("regexes", ("", {}))
+    if type(version) is not str or not all(type(v) is tuple for v in _table(forms).values()):
+        raise TypeError("not the compiled forms of regexes")
+    return signatures, gates, engines, (version, forms)
 
 
 def _table(value: Any) -> dict[str, Any]:
