@@ -116,16 +116,20 @@ class FastFeeder:
                     continue  # still inside the over-long line
                 yield long_head, False
                 long_head, chunk = None, chunk[nl + 1:]
-            data = carry + chunk if carry else chunk
-            end = data.rfind(b"\n")
+            end = chunk.rfind(b"\n")
             if end < 0:
+                data = carry + chunk if carry else chunk
                 if len(data) >= MAX_LINE:
                     long_head, carry = data[:MAX_LINE], b""
                 else:
                     carry = data
                 continue
-            carry = data[end + 1:]
-            yield (data if end + 1 == len(data) else data[: end + 1]), True
+            if carry:  # the block copied once, not joined then cut
+                block = b"".join((carry, memoryview(chunk)[: end + 1]))
+            else:
+                block = chunk if end + 1 == len(chunk) else chunk[: end + 1]
+            carry = chunk[end + 1:]
+            yield block, True
             if len(carry) >= MAX_LINE:
                 long_head, carry = carry[:MAX_LINE], b""
         if long_head is not None:
@@ -155,8 +159,11 @@ class FastFeeder:
                 self.history.popleft()
         self.block, self.block_first = block, self.next_line
         self.found_at = self.decoded_at = -1
-        self.block_last = self.next_line + block.count(b"\n") - 1
         self._refresh()
+        self._feed_lines(block)
+        self.block_last = self.next_line - 1  # the lines are counted on the way (not the whole block once more)
+
+    def _feed_lines(self, block: bytes) -> None:
         search = self.head_search if self.block_first <= FACT_LINES else self.body_search
         starts = search.line_starts(block)
         self.candidates += len(starts)
