@@ -35,15 +35,19 @@ def _ids(report: str) -> set[str]:
     return {f["id"] for f in json.loads(report)["findings"]}
 
 
-@pytest.mark.parametrize("case", ["all-near", "all-far", "all-split", "all-missing", "not-near", "not-missing"])
+@pytest.mark.parametrize("case", ["all-near", "all-far", "all-split", "all-missing", "all-before", "all-splitbefore",
+                                  "not-near", "not-missing", "not-before"])
 def test_a_window_feeds_only_the_lines_of_its_literals(db, small_blocks, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]  # noqa: F811
                                                        tmp_path: Path, case: str) -> None:
     rng = random.Random(23)
     kind, where = case.split("-")
-    lines = _noise(rng, 60)
+    lines = _noise(rng, 160)
+    if where.endswith("before"):  # the window line 100 lines before the hit: lent back by the fast search
+        host = "dlc1a2b3c-wo\x1b[0mrker-1" if where == "splitbefore" else "dlc1a2b3c-worker-1"
+        lines[60] = DLC_HOST.format(host=host) if kind == "all" else LOADING
     lines.append(BIND if kind == "all" else RAY_OOM)
     hit = len(lines)
-    after = {"near": 5, "far": 190 if kind == "all" else 145, "split": 100, "missing": -1}[where]
+    after = {"near": 5, "far": 190 if kind == "all" else 145, "split": 100}.get(where, -1)
     for k in range(400):
         lines += _noise(rng, 1)
         if k == after:
@@ -69,6 +73,8 @@ def test_a_window_feeds_only_the_lines_of_its_literals(db, small_blocks, monkeyp
     assert fast == _json(db, [log], fast=False)
     sig = "dlc-port-exhausted" if kind == "all" else "host-oom-killed"
     assert (sig in _ids(fast)) == (where != "missing") ^ (kind == "not")
+    if where.endswith("before"):
+        assert 61 not in fed  # lent, not fed
 
 
 def test_an_unprefixed_traceback_skips_the_lines_of_known_ray_prefixes(db, small_blocks,  # type: ignore[no-untyped-def]  # noqa: F811

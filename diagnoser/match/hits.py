@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..read.normalize import LogLine, Normalizer, clean_text
 from ..read.traceback import TracebackRecord
+from ..search.streams import Lookback, needles_of
 from .database import CompiledSignature, Database, Rule
 from .events import DeferredHitEvent, Event, EvidenceLine, HitEvent
 from .matcher import Matcher
@@ -35,6 +36,7 @@ class Pending:
     after: list[LogLine] = field(default_factory=list)
     window_all: list[bool] = field(default_factory=list)
     window_not: bool = False
+    window: int = 0  # rule.window (a property: not computed again on every line fed)
 
 
 @dataclass(slots=True)
@@ -61,7 +63,7 @@ class HitDecider:
     books: dict[int, TracebackBook]
     lineno: int
     cond_keys: dict[int, str]
-    lookback: Callable[[int, int], list[tuple[int, str]]] | None
+    lookback: Lookback | None
     _retire: Callable[[TracebackBook], None]  # the traceback's hits are all decided
 
     def _hit(self, cs: CompiledSignature, rule: Rule, line: LogLine, captures: dict[str, str],
@@ -88,7 +90,7 @@ class HitDecider:
         # A hit with whole-file conditions is decided like any other and handed on as a DeferredHitEvent: the
         # collector judges those conditions once the whole source is seen. (It used to wait here for the end of
         # the source, so N such hits made every line walk N pending hits: 2.5k lines took 5 s, 10k 209 s.)
-        p = Pending(cs, rule, line, merged, tb, line.lineno + wait, before)
+        p = Pending(cs, rule, line, merged, tb, line.lineno + wait, before, window=window)
         if window:
             p.window_all = [False] * len(rule.all)
             for x in self._earlier_lines(line, window, _window_literals(rule)):
@@ -116,7 +118,8 @@ class HitDecider:
         normalizer = self.normalizer
         if wanted is not None and not normalizer.settled:
             wanted = None
-        for lineno, raw in self.lookback(missing[0], missing[-1]):
+        needles = None if wanted is None else needles_of(wanted)
+        for lineno, raw in self.lookback(missing[0], missing[-1], needles):
             if lineno not in have and (wanted is None or _holds(clean_text(raw), wanted)):
                 lent.extend(normalizer.lines(lineno, raw))
         self.normalizer.lineno = line.lineno
@@ -141,7 +144,7 @@ class HitDecider:
 
     def _advance_pending(self, line: LogLine) -> None:
         for p in self.pending:
-            if p.rule.window and line.lineno <= p.line.lineno + p.rule.window:
+            if p.window and line.lineno <= p.line.lineno + p.window:
                 self._window_check(p, line)
             if p.tb is None and line.stream == p.line.stream and len(p.after) < CONTEXT_AFTER \
                     and line is not p.line and line.lineno - p.line.lineno <= CONTEXT_REACH:
@@ -263,7 +266,7 @@ def window_needs(p: Pending, lineno: int) -> tuple[str, ...] | None:
     (None when such a condition has no gate: any line may decide it; () when none is open there)."""
     out: list[str] = []
     rule = p.rule
-    if not p.window_all and not p.window_not and not rule.window:
+    if not p.window:
         return ()
     reach = lineno - p.line.lineno
     for i, c in enumerate(rule.all):

@@ -19,6 +19,7 @@ from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
 from ..read.pyspy import PySpyReader
 from ..read.traceback import TracebackRecord
+from ..search.streams import Lookback
 from .database import Database
 from .events import (
     ActivityEvent,
@@ -66,7 +67,7 @@ class SourceScanner(HitDecider):
         self.file_seen: set[int] = set()
         self.cond_keys = db.cond_keys
         # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
-        self.lookback: Callable[[int, int], list[tuple[int, str]]] | None = None
+        self.lookback: Lookback | None = None
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
         self.found: frozenset[str] = frozenset()  # the gate literals it holds
         search = db.search

@@ -23,7 +23,7 @@ from typing import BinaryIO, Protocol
 from ..read.normalize import FACT_LINES, HEAD_LINES, clean_text
 from ..read.sources import MAX_LINE, line_text
 from .index import SearchIndex
-from .streams import Want, line_hits, prefixed_head, stream_hits, stream_needles
+from .streams import Lookback, Want, line_hits, prefixed_head, stream_hits, stream_needles
 
 BLOCK = 4 << 20
 STALE_CHECK_EVERY = 512  # the scanner's own (match/scanner.py): a skipped line it must be told of
@@ -33,7 +33,7 @@ class Sink(Protocol):
     """What the fast search feeds: a per-source scanner (match/scanner.py)."""
 
     facts_seen: set[str]
-    lookback: Callable[[int, int], list[tuple[int, str]]] | None
+    lookback: Lookback | None
 
     def wants(self) -> bool | Want: ...
 
@@ -47,6 +47,7 @@ class Sink(Protocol):
 
 
 WALK_CHUNK = 256 << 10  # bytes of a block searched at once for the lines of a stream
+MAX_NEEDLES = 256  # needles whose searched stretches are remembered (per block)
 
 
 class FastFeeder:
@@ -78,8 +79,9 @@ class FastFeeder:
         self.history: deque[tuple[bytes, int, int]] = deque()
         self.cur_off, self.cur_line = 0, 0  # where the line being fed starts in `block`, its number
         self.candidates = 0  # lines the engine found (for the benchmark)
-        # (needles, start, end, block, line starts in block[start:end] of the streams' lines)
-        self.walk_cache: tuple[tuple[bytes, ...], int, int, bytes, list[int]] | None = None
+        # needle -> (start, end, the starts of the lines in block[start:end] holding it), for hit_block
+        self.hits: dict[bytes, tuple[int, int, list[int]]] = {}
+        self.hit_block = b""
 
     def _refresh(self) -> None:
         """Forget the literals of facts already found."""
@@ -217,14 +219,23 @@ class FastFeeder:
         and whether `stop` was reached with nothing fed and no traceback closed on the way (else the
         scanner is asked again what it wants)."""
         block = self.block
-        cache = self.walk_cache
-        if cache is None or cache[0] != needles or not cache[1] <= pos < cache[2] or cache[3] is not block:
-            end = min(stop, pos + WALK_CHUNK)
-            end = block.find(b"\n", end - 1) + 1 if end < stop else stop
-            cache = self.walk_cache = (needles, pos, end, block, stream_hits(block[pos:end], needles))
-        _needles, base, end, _block, hits = cache
-        i = bisect_left(hits, pos - base)
-        target = min(base + hits[i] if i < len(hits) else end, stop)
+        if self.hit_block is not block or len(self.hits) > MAX_NEEDLES:
+            self.hit_block, self.hits = block, {}
+        # each needle's lines are searched a stretch at a time and remembered: the needles change as tracebacks
+        # open and close and windows are decided, a stretch already searched for a needle is not searched again
+        best = end = stop
+        for n in needles:
+            got = self.hits.get(n)
+            if got is None or not got[0] <= pos < got[1]:
+                upto = min(stop, pos + WALK_CHUNK)
+                upto = block.find(b"\n", upto - 1) + 1 if upto < stop else stop
+                got = self.hits[n] = (pos, upto, stream_hits(block[pos:upto], (n,)))
+            base, upto, hits = got
+            i = bisect_left(hits, pos - base)
+            if i < len(hits):
+                best = min(best, base + hits[i])
+            end = min(end, upto)  # what is known: up to the nearest end of a stretch searched
+        target = min(best, end)
         lineno = self.next_line
         skipped = block.count(b"\n", pos, target)
         tick = lineno + (-lineno) % STALE_CHECK_EVERY  # the next line number the scanner checks at
@@ -259,8 +270,9 @@ class FastFeeder:
         self.scanner.feed_raw(self.next_line, raw if isinstance(raw, str) else line_text(raw), found)
         self.next_line += 1
 
-    def _lookback(self, first: int, last: int) -> list[tuple[int, str]]:
-        """The lines numbered first..last (all before the line being fed), as far as they are still held."""
+    def _lookback(self, first: int, last: int, needles: tuple[bytes, ...] | None = None) -> list[tuple[int, str]]:
+        """The lines numbered first..last (all before the line being fed), as far as they are still held; with
+        `needles`, only those holding one as read or once cleaned (line_hits: the others are not decoded)."""
         out: list[tuple[int, str]] = []
         # (bytes, the first line it holds, the line just before `end`, where to search back from)
         views = [(self.block, self.block_first, self.cur_line - 1, self.cur_off - 1)]
@@ -268,7 +280,7 @@ class FastFeeder:
         for data, lo, lineno, end in views:
             while lineno >= max(first, lo) and end >= 0:
                 begin = data.rfind(b"\n", 0, end) + 1
-                if lineno <= last:
+                if lineno <= last and (needles is None or line_hits(data[begin:end], needles)):
                     out.append((lineno, line_text(data[begin:end])))
                 end, lineno = begin - 1, lineno - 1
             if lineno < first:

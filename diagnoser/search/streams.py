@@ -6,11 +6,20 @@ prefix."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from ..read.prefixes import REMOVED_START, clean_bytes
 
 Want = tuple[tuple[str, ...], tuple[str, ...]]  # (streams, literals): see SourceScanner.wants
+# the fast search lends the lines first..last it skipped (only those holding one of the needles): FastFeeder._lookback
+Lookback = Callable[[int, int, tuple[bytes, ...] | None], list[tuple[int, str]]]
+
+
+@lru_cache(maxsize=256)
+def needles_of(literals: tuple[str, ...]) -> tuple[bytes, ...]:
+    """Literals as the fast search looks for them in lines as read (line_hits, stream_hits)."""
+    return tuple(sorted({lit.encode("utf-8", "surrogatepass") for lit in literals}))
 
 
 @lru_cache(maxsize=256)
@@ -19,7 +28,7 @@ def stream_needles(want: tuple[tuple[str, ...], tuple[str, ...]]) -> tuple[bytes
     literal as is. None when a stream has no such ASCII text (then every line is fed). The stream without a
     transport prefix ("") adds none: its lines are those prefixed_head cannot rule out."""
     streams, literals = want
-    out = {lit.encode("utf-8", "surrogatepass") for lit in literals}
+    out = set(needles_of(literals))
     for key in streams:
         parts = [p for p in key.split("|") if p]
         if not parts:
