@@ -46,7 +46,8 @@ class Sink(Protocol):
     def lend(self, lines: list[tuple[int, str]]) -> None: ...
 
 
-WALK_CHUNK = 256 << 10  # bytes of a block searched at once for the lines of a stream
+WALK_CHUNK = 256 << 10  # bytes of a block searched at once for the lines of a stream (at most)
+WALK_FIRST = 16 << 10  # ... the first time
 MAX_NEEDLES = 256  # needles whose searched stretches are remembered (per block)
 
 
@@ -227,8 +228,11 @@ class FastFeeder:
         for n in needles:
             got = self.hits.get(n)
             if got is None or not got[0] <= pos < got[1]:
-                upto = min(stop, pos + WALK_CHUNK)
-                upto = block.find(b"\n", upto - 1) + 1 if upto < stop else stop
+                # past `stop` too (the next walk goes on in it); from a few KB, twice as far each time (a needle in
+                # every other line is soon not needed: its lines are not all listed)
+                size = min(WALK_CHUNK, 2 * (got[1] - got[0])) if got is not None else WALK_FIRST
+                upto = pos + size
+                upto = block.find(b"\n", upto - 1) + 1 if upto < len(block) else len(block)
                 got = self.hits[n] = (pos, upto, stream_hits(block[pos:upto], (n,)))
             base, upto, hits = got
             i = bisect_left(hits, pos - base)
@@ -272,17 +276,23 @@ class FastFeeder:
 
     def _lookback(self, first: int, last: int, needles: tuple[bytes, ...] | None = None) -> list[tuple[int, str]]:
         """The lines numbered first..last (all before the line being fed), as far as they are still held; with
-        `needles`, only those holding one as read or once cleaned (line_hits: the others are not decoded)."""
+        `needles`, only those holding one as read or once cleaned (stream_hits: the others are not decoded)."""
         out: list[tuple[int, str]] = []
         # (bytes, the first line it holds, the line just before `end`, where to search back from)
         views = [(self.block, self.block_first, self.cur_line - 1, self.cur_off - 1)]
         views += [(data, lo, hi, len(data) - 1) for data, lo, hi in reversed(self.history)]
         for data, lo, lineno, end in views:
+            spans: list[tuple[int, int, int]] = []  # (line number, start, end) of the lines wanted, last first
             while lineno >= max(first, lo) and end >= 0:
                 begin = data.rfind(b"\n", 0, end) + 1
-                if lineno <= last and (needles is None or line_hits(data[begin:end], needles)):
-                    out.append((lineno, line_text(data[begin:end])))
+                if lineno <= last:
+                    spans.append((lineno, begin, end))
                 end, lineno = begin - 1, lineno - 1
+            if spans and needles is not None:  # the lines holding a needle, found in one search of their stretch
+                base = spans[-1][1]
+                hits = set(stream_hits(data[base:spans[0][2] + 1], needles))
+                spans = [x for x in spans if x[1] - base in hits]
+            out += [(n, line_text(data[b:e])) for n, b, e in spans]
             if lineno < first:
                 break
         out.reverse()
