@@ -1,7 +1,7 @@
-"""The compiled forms of the database's regexes in its cache (match/compiled.py, issue 13: a regex reached by a line
-is made from its form instead of being parsed again): each makes the very pattern its text compiles to, a form
-the regex module refuses or of another shape is compiled from its text, and the forms are read only from a cache
-file of the user's own."""
+"""The compiled forms of the database's regexes and the package's own in its cache (lazyre.py, issue 13: a regex
+reached by a line is made from its form instead of being parsed again): each makes the very pattern its text
+compiles to, a form the regex module refuses or of another shape is compiled from its text, and the forms are read
+only from a cache file of the user's own."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 import regex
 
+from diagnoser import lazyre
 from diagnoser.match import cache, compiled
 from diagnoser.match.database import _from_cache, _to_cache, builtin_root, load_database, signature_files
+from diagnoser.read import marks
 from diagnoser.search.engine import engine_name
 
 
@@ -29,7 +31,7 @@ def forms() -> dict[str, Any]:
 def clean_forms(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The process's remembered forms, empty for the test and given back after it."""
     mine: dict[str, Any] = {}
-    monkeypatch.setattr(compiled, "_FORMS", mine)
+    monkeypatch.setattr(lazyre, "_FORMS", mine)
     return mine
 
 
@@ -45,16 +47,30 @@ def test_every_regex_of_the_database_has_a_form(forms: dict[str, Any]) -> None:
              *(c.pattern.pattern for cs in db.signatures for c in cs.conditions()),
              *(p for cs in db.signatures for m in cs.sig.metric for p in m.names)}
     assert texts <= set(forms)
+    assert {marks.STEP, marks.RANK_SELF, *(rx for _k, _lits, rx in marks.PROBES)} <= set(forms)  # the package's own
+    assert len(lazyre.OWN & set(forms)) > 60  # ... and its lazy ones
+
+
+def test_the_package_s_own_regexes_are_made_from_their_forms(forms: dict[str, Any], clean_forms: dict[str, Any],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    lazyre.remember_forms(forms)
+    monkeypatch.setattr(marks, "_rx", marks._rx.__wrapped__)  # type: ignore[attr-defined]  # not the one cached
+    rx = lazyre.lazy(marks.PID_SELF)
+    text = "(TaskRunner pid=4242) step 7"
+    assert rx.search(text) is not None and rx.search(text).group("pid") == "4242"  # type: ignore[union-attr]
+    assert rx.search.__self__ is not regex.compile(marks.PID_SELF)  # type: ignore[attr-defined]
+    assert marks._rx(marks.STEP) is not regex.compile(marks.STEP)
+    assert marks.step_of(text) == 7
 
 
 def test_a_regex_made_from_its_form_matches_as_the_one_compiled_from_its_text(forms: dict[str, Any],
                                                                                clean_forms: dict[str, Any]) -> None:
     """Every regex of the database, on every line of every signature's examples: the same spans and groups. About 3 s."""
-    compiled.remember_forms(forms)
+    lazyre.remember_forms(forms)
     lines = _lines()
     assert len(lines) > 500
     for pattern in forms:
-        made, text = compiled.compile_known(pattern), regex.compile(pattern)
+        made, text = lazyre.compile_known(pattern), regex.compile(pattern)
         assert made is not text  # made from the form, not regex's own cache of the compiled text
         assert (made.pattern, made.flags, made.groups, made.groupindex) == (
             text.pattern, text.flags, text.groups, text.groupindex)
@@ -67,14 +83,14 @@ def test_a_regex_made_from_its_form_matches_as_the_one_compiled_from_its_text(fo
 
 def test_a_remembered_form_is_used_instead_of_the_parser(forms: dict[str, Any], clean_forms: dict[str, Any],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    compiled.remember_forms(forms)
+    lazyre.remember_forms(forms)
     pattern = next(iter(forms))
 
     def parser(*_args: Any, **_kw: Any) -> Any:
         raise AssertionError("parsed again")
 
     monkeypatch.setattr(regex, "compile", parser)
-    assert compiled.compile_known(pattern).pattern == pattern
+    assert lazyre.compile_known(pattern).pattern == pattern
     assert compiled.LazyPattern(pattern).compiled.pattern == pattern  # a database's regexes: through compile_known
 
 
@@ -95,10 +111,10 @@ def test_a_form_that_does_not_fit_is_compiled_from_its_text(forms: dict[str, Any
         def refuses(*_form: Any) -> Any:
             raise RuntimeError("invalid RE code")
 
-        compiled._rebuilder.cache_clear()
-        monkeypatch.setattr(compiled, "_rebuilder", lambda: refuses)
-    compiled.remember_forms({pattern: tuple(form)})
-    got = compiled.compile_known(pattern)
+        lazyre._rebuilder.cache_clear()
+        monkeypatch.setattr(lazyre, "_rebuilder", lambda: refuses)
+    lazyre.remember_forms({pattern: tuple(form)})
+    got = lazyre.compile_known(pattern)
     assert got.pattern == pattern
     assert got == regex.compile(pattern)  # regex's own cache: compiled from its text
 
@@ -120,7 +136,7 @@ def _reduce(pattern: regex.Pattern[str]) -> tuple[Any, Any]:
 def test_a_form_is_what_regex_pickles_a_pattern_as(forms: dict[str, Any]) -> None:
     pattern = next(iter(forms))
     made, form = _reduce(regex.compile(pattern))
-    assert form == forms[pattern] and made is compiled._rebuilder()
+    assert form == forms[pattern] and made is lazyre._rebuilder()
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="file owners")

@@ -4,19 +4,18 @@ A database read from the on-disk cache (cache.py) was validated when the cache w
 compiled only when a line first reaches them, so a run pays for the few it needs. The cache also holds each
 regex's compiled form as the `regex` module's own pickling support describes it (plain values: the pattern, its
 flags, its compiled code as bytes, its group names); a regex it holds is made from that form in about 1/50 of the
-time its parser takes (`regex_form`, `remember_forms`), and compiled from its text when it holds none.
+time its parser takes (lazyre.compile_known), and compiled from its text when it holds none.
 """
 
 from __future__ import annotations
 
-import copyreg
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import regex
 
+from ..lazyre import compile_known, regex_form
 from .literals import Gate
 from .schema import Condition, Signature
 
@@ -44,43 +43,6 @@ class LazyPattern:
         return dict(self.compiled.groupindex)
 
 
-# pattern -> its compiled form (regex_form), for the regexes of the database read from the cache (or sent by --ray)
-_FORMS: dict[str, tuple[Any, ...]] = {}
-_FORM_TYPES = (str, int, bytes, dict, dict, dict, list, int, tuple, int, int)  # regex's form, field by field
-
-
-@cache
-def _rebuilder() -> Callable[..., Any] | None:
-    """What `regex`'s pickling support makes a pattern again with (its registered reducer's callable), or None."""
-    reduce: Any = copyreg.dispatch_table.get(regex.Pattern)
-    if reduce is None:
-        return None
-    try:
-        made, _form = reduce(regex.compile("(?:)"))
-    except (TypeError, ValueError):
-        return None
-    return made if callable(made) else None
-
-
-def regex_form(compiled: regex.Pattern[str]) -> tuple[Any, ...] | None:
-    """The plain values `regex`'s pickling support makes `compiled` again from, or None when this version of
-    `regex` describes it otherwise (then the pattern is compiled from its text, as without a cache)."""
-    reduce: Any = copyreg.dispatch_table.get(type(compiled))
-    made = _rebuilder()
-    if reduce is None or made is None:
-        return None
-    try:
-        again, form = reduce(compiled)
-    except (TypeError, ValueError):
-        return None
-    return form if again is made and _well_formed(compiled.pattern, form) else None
-
-
-def _well_formed(pattern: str, form: Any) -> bool:
-    return (type(form) is tuple and len(form) == len(_FORM_TYPES) and form[0] == pattern
-            and all(type(v) is t for v, t in zip(form, _FORM_TYPES, strict=True)))
-
-
 def regex_forms(lazy: Iterable[LazyPattern], texts: Iterable[str]) -> dict[str, tuple[Any, ...]]:
     """The compiled forms of these regexes (compiled now where they were not yet), by pattern."""
     out: dict[str, tuple[Any, ...]] = {}
@@ -90,27 +52,6 @@ def regex_forms(lazy: Iterable[LazyPattern], texts: Iterable[str]) -> dict[str, 
             if form is not None:
                 out[pattern] = form
     return out
-
-
-def remember_forms(forms: dict[str, Any]) -> None:
-    """The compiled forms of a database's regexes (pattern -> regex_form), for compile_known (which checks the
-    one it uses: a form of another shape is not used, its pattern is compiled from its text)."""
-    _FORMS.update(forms)
-
-
-def compile_known(pattern: str) -> regex.Pattern[str]:
-    """`regex.compile(pattern)`: made from its remembered compiled form when there is one (what unpickling a
-    pattern does), else compiled from its text; a form the `regex` module refuses is compiled from its text."""
-    form = _FORMS.get(pattern)
-    made = _rebuilder() if form is not None and _well_formed(pattern, form) else None
-    if made is not None:
-        try:
-            compiled = made(*form)  # type: ignore[misc]
-        except (TypeError, ValueError, RuntimeError, OverflowError, MemoryError, regex.error):
-            compiled = None
-        if isinstance(compiled, regex.Pattern) and compiled.pattern == pattern:
-            return compiled
-    return regex.compile(pattern)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import regex
 
-from .. import started
+from .. import lazyre, started
 from ..errors import SignatureError
 from ..i18n import Msg
 from ..read.marks import LINE_READER_LITERALS, MARK_LITERALS, SPLIT_FREE_LITERALS
@@ -22,7 +22,7 @@ from .compiled import CompiledSignature as CompiledSignature
 from .compiled import FactRule as FactRule
 from .compiled import LazyPattern as LazyPattern
 from .compiled import Rule as Rule
-from .compiled import regex_forms, remember_forms
+from .compiled import regex_forms
 from .framerules import FrameRule
 from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
@@ -285,7 +285,7 @@ def _to_cache(db: Database, gates: dict[str, Gate | None]) -> dict[str, object]:
     lazy = [c.pattern for cs in db.signatures for c in cs.conditions()] + [r.pattern for r in db.rules]
     lazy += [f.pattern for f in db.facts] + [p for fr in db.frame_rules for pair in fr.frames for p in pair if p]
     texts = [p for cs in db.signatures for m in cs.sig.metric for p in (*m.names, *m.not_names, *m.excused_by)]
-    texts += [m.divide_by for cs in db.signatures for m in cs.sig.metric if m.divide_by]
+    texts += [m.divide_by for cs in db.signatures for m in cs.sig.metric if m.divide_by] + sorted(lazyre.OWN)
     return cache.pack([cs.sig for cs in db.signatures], gates, db.search.compiled_engines(),
                       (regex.__version__, regex_forms(lazy, texts)))
 
@@ -294,5 +294,5 @@ def _from_cache(data: dict[str, object]) -> Database:
     signatures, gates, engines, (version, forms) = cache.unpack(data)
     preload(engines)
     if version == regex.__version__:  # a form is code for one version of `regex` (--ray sends it to other machines)
-        remember_forms(forms)
+        lazyre.remember_forms(forms)
     return build_database(signatures, checked=False, gates=gates)

@@ -14,6 +14,7 @@ from functools import cache
 
 import regex
 
+from ..lazyre import compile_known, own
 from .lone import LONE_LITERALS
 from .pyspy import THREAD_LITERALS
 from .traceback import GROUPER_LITERALS
@@ -146,8 +147,13 @@ LINE_READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + THREAD_LITERALS
 @cache
 def _rx(pattern: str) -> regex.Pattern[str]:
     """Each pattern compiled on first use, alone: a start-up compiles only those its lines need (compiling all
-    41 took longer than diagnosing a 40-line log)."""
-    return regex.compile(pattern)
+    41 took longer than diagnosing a 40-line log); from its form in the database cache when it gave one (the
+    cache keeps the forms of the patterns below)."""
+    return compile_known(pattern)
+
+
+for _pattern in (*(rx for _k, _lits, rx in PROBES), STEP, RANK_SELF, PID_SELF):
+    own(_pattern)
 
 
 def _step() -> regex.Pattern[str]:
