@@ -256,3 +256,24 @@ def test_a_verl_record_starts_where_its_regex_says() -> None:
         got.append(None if record is None else (record.step, record.head, record.items))
     assert got == [plain(t) for t in texts]
     assert sum(g is not None for g in got) > 50
+
+
+def test_colour_codes_are_removed_as_the_ansi_pattern_removes_them() -> None:
+    """strip_ansi removes the plain CSI codes with a simpler pattern and falls back to ANSI_RE whenever anything else
+    it could remove is left: the same text as ANSI_RE on every sample line and on texts built from the pieces its
+    forms are made of (lost ESC bytes, ESC written out, OSC titles, codes split or joined by a removal)."""
+    from diagnoser.read.prefixes import ANSI_RE, strip_ansi
+
+    def plain(text: str) -> str:
+        return ANSI_RE.sub("", text)
+
+    lines = sample_lines()
+    assert sum("\x1b[" in x for x in lines) > 100
+    assert [strip_ansi(x) for x in lines] == [plain(x) for x in lines]
+    rng = random.Random(13)
+    pieces = ["\x1b[36m", "\x1b[0m", "[36m", "[0m", "x", "1m", "[", "]", "\\", "#033[1m", "^[[2K", "\\x1b[3m", "\\e[0m",
+              "\x1b]0;t\x07", "\x1bM", "é", "٣", "[1;32m", "a", " ", "m", "\x1b[", "_", "\x1b\\", "5", ";", "\x1b[1;2",
+              "[٣m", "033", "^", "#", "e", "x1b", "\\033[0m", "\x1b\x1b[36m[0m", "(A pid=1) "]
+    for _ in range(100_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14)))
+        assert strip_ansi(text) == plain(text), repr(text)
