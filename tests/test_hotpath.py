@@ -277,3 +277,30 @@ def test_colour_codes_are_removed_as_the_ansi_pattern_removes_them() -> None:
     for _ in range(100_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14)))
         assert strip_ansi(text) == plain(text), repr(text)
+
+
+def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The scanner skips the rules, facts, file conditions, lone errors and metric readers on a line whose literals
+    are all marks' that none of those names (SearchIndex.lean): every sample gives the report it gives without it."""
+    import json
+
+    from diagnoser.console import Warner, input_sources
+    from diagnoser.eval import find_cases
+    from diagnoser.modes.batch import diagnose
+    from diagnoser.report.contract import to_json
+    from diagnoser.search.index import SearchIndex
+
+    assert {"cudaDev ", "srun: error: "} <= db.search.lean
+    assert not db.search.lean & (db.search.rules.exact.keys() | db.search.facts.exact.keys() | set(db.search.metrics.exact))
+
+    def reports() -> list[str]:
+        out = []
+        for case in find_cases(SAMPLES):
+            data = to_json(diagnose(db, input_sources([case.input], Warner("en")), "en", fast=False))
+            data["stats"]["seconds"] = 0
+            out.append(json.dumps(data, sort_keys=True))
+        return out
+
+    lean = reports()
+    monkeypatch.setattr(SearchIndex, "lean", property(lambda self: frozenset()))
+    assert reports() == lean

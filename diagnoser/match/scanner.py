@@ -73,6 +73,7 @@ class SourceScanner(HitDecider):
         search = db.search
         self.line_search = search.line_search  # what line_literals searches with
         self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
+        self.lean = search.lean  # a line holding only these is read for its marks alone
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
         self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
@@ -120,11 +121,6 @@ class SourceScanner(HitDecider):
         stream (read/normalize.py), not to the lines without one."""
         return self.normalizer.known_stream(head)
 
-    @property
-    def busy(self) -> bool:
-        """Whether some of the next lines must be fed whatever they hold."""
-        return bool(self.wants())
-
     def tick(self, lineno: int) -> None:
         """Physical line `lineno` was skipped: what the scanner does on every line whatever it holds (close
         the tracebacks of streams silent for too long, decide the hits that waited on them)."""
@@ -165,7 +161,7 @@ class SourceScanner(HitDecider):
             if stack is not None:
                 self.emit(StackEvent(stack, line))
         found = self.found
-        if text and (found or self.gateless):
+        if text and (self.gateless or (found and not found <= self.lean)):
             if self.file_conds:
                 for i in self.db.search.files.candidates(text, found):
                     cs, cond = self.file_conds[i]

@@ -135,6 +135,12 @@ class SearchIndex:
                    mark_only=frozenset(mark_only - metric_only))
 
     @property
+    def lean(self) -> frozenset[str]:
+        """The literals of the marks read from their line alone (NCCL's communicator-init lines) that no rule, fact,
+        file condition, lone error or metric reader names: none of those can read a line holding no other literal."""
+        return frozenset() if self.metrics.always else self.mark_only - frozenset(self.metrics.exact)
+
+    @property
     def head(self) -> frozenset[str]:
         """The literals searched in a file's head, where the first facts are read too."""
         return self.body.union(*(lits for _name, lits in self.first_facts))
