@@ -14,7 +14,26 @@ def tail_lines(feeder: FastFeeder, n: int) -> list[tuple[int, str]]:
     for data, lo, hi in (*feeder.history, (feeder.block, feeder.block_first, feeder.block_last)):
         if hi < first or not data:
             continue
-        lines = data.split(b"\n")
-        for k in range(max(0, first - lo), min(len(lines), hi - lo + 1)):
-            out.append((lo + k, line_text(lines[k])))
+        k0 = max(0, first - lo)  # the first line wanted, counted from the block's first (0)
+        lines = _lines_from(data, k0)  # not the whole block split: a 4 MiB block holds ~20,000 lines
+        for k in range(k0, min(k0 + len(lines), hi - lo + 1)):
+            out.append((lo + k, line_text(lines[k - k0])))
     return out
+
+
+def _lines_from(data: bytes, k: int) -> list[bytes]:
+    """`data.split(b"\\n")[k:]`, splitting only from the start of line `k` (found from the nearer end) on."""
+    if k == 0:
+        return data.split(b"\n")
+    newlines = data.count(b"\n")
+    if k > newlines:
+        return []
+    if k <= newlines - k:
+        at = -1
+        for _ in range(k):
+            at = data.find(b"\n", at + 1)
+    else:  # the k-th newline is the (newlines - k + 1)-th from the end
+        at = len(data)
+        for _ in range(newlines - k + 1):
+            at = data.rfind(b"\n", 0, at)
+    return data[at + 1:].split(b"\n")
