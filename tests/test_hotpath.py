@@ -279,18 +279,23 @@ def test_colour_codes_are_removed_as_the_ansi_pattern_removes_them() -> None:
         assert strip_ansi(text) == plain(text), repr(text)
 
 
-def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("fact_lines", [50000, 3])
+def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                                                            fact_lines: int) -> None:
     """The scanner skips the rules, facts, file conditions, lone errors and metric readers on a line whose literals
-    are all marks' that none of those names (SearchIndex.lean): every sample gives the report it gives without it."""
+    are all marks' that none of those names (SearchIndex.lean), and after the fact region the rules, facts, file
+    conditions and lone errors on a line holding only those and metric readers' literals (metric_lean): every sample
+    gives the report it gives without them, with the usual fact region and with one of 3 lines."""
     import json
 
     from diagnoser.console import Warner, input_sources
     from diagnoser.eval import find_cases
+    from diagnoser.match import scanner
     from diagnoser.modes.batch import diagnose
     from diagnoser.report.contract import to_json
     from diagnoser.search.index import SearchIndex
 
-    assert {"cudaDev ", "srun: error: "} <= db.search.lean
+    assert {"cudaDev ", "srun: error: "} <= db.search.lean and " - actor/" in db.search.metric_lean
     assert not db.search.lean & (db.search.rules.exact.keys() | db.search.facts.exact.keys() | set(db.search.metrics.exact))
 
     def reports() -> list[str]:
@@ -301,6 +306,8 @@ def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, 
             out.append(json.dumps(data, sort_keys=True))
         return out
 
+    monkeypatch.setattr(scanner, "FACT_LINES", fact_lines)
     lean = reports()
     monkeypatch.setattr(SearchIndex, "lean", property(lambda self: frozenset()))
+    monkeypatch.setattr(SearchIndex, "metric_lean", property(lambda self: frozenset()))
     assert reports() == lean

@@ -66,14 +66,13 @@ class SourceScanner(HitDecider):
         self.file_conds = db.file_conds
         self.file_seen: set[int] = set()
         self.cond_keys = db.cond_keys
-        # The fast path feeds only some lines; it lends the lines it skipped, for context, through this.
-        self.lookback: Lookback | None = None
+        self.lookback: Lookback | None = None  # the fast path lends the lines it skipped (for context) through this
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
         self.found: frozenset[str] = frozenset()  # the gate literals it holds
         search = db.search
         self.line_search = search.line_search  # what line_literals searches with
         self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
-        self.lean = search.lean  # a line holding only these is read for its marks alone
+        self.lean, self.metric_lean = search.lean, search.metric_lean  # lines holding only these: see feed
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
         self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
@@ -161,34 +160,40 @@ class SourceScanner(HitDecider):
             if stack is not None:
                 self.emit(StackEvent(stack, line))
         found = self.found
-        if text and (self.gateless or (found and not found <= self.lean)):
-            if self.file_conds:
-                for i in self.db.search.files.candidates(text, found):
-                    cs, cond = self.file_conds[i]
-                    if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
-                        self.file_seen.add(id(cond))
-            late = line.lineno > FACT_LINES
-            for fact, value, groups in self.matcher.facts_for(text, found, late):
-                if fact.head_only and line.lineno > (HEAD_LINES if fact.job else FACT_LINES):
-                    continue
-                if fact.mode == "last":
-                    self.emit(FactEvent(fact.name, value, line, groups, "last"))
-                elif fact.name not in self.facts_seen:
-                    self.facts_seen.add(fact.name)
-                    self.emit(FactEvent(fact.name, value, line, groups))
-            rules = self.matcher.rules_for(text, found)
-            for rule, captures in rules:
-                self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
-            if tb is None and not rules:
-                m = lone_error(text, self.raw)
-                if m is not None:
-                    self.lone.append((line, m.group("type"), m.group("msg").strip()))
-            if self.matcher.metrics is not None:
+        if text and (found or self.gateless):
+            # holding only literals no lookup names (SearchIndex.lean, metric_lean): read for marks and metrics alone
+            if self.gateless or not (found <= self.lean or (found <= self.metric_lean and line.lineno > FACT_LINES)):
+                self._match(line, text, found, tb)
+            if self.matcher.metrics is not None and (self.gateless or not found <= self.lean):
                 self._metric(line)
         if line.lineno % STALE_CHECK_EVERY == 0:
             self.grouper.close_stale(line.lineno, STALE_TB)
         if self.pending:
             self._resolve_ready()
+
+    def _match(self, line: LogLine, text: str, found: frozenset[str], tb: TracebackRecord | None) -> None:
+        """The whole-file conditions, facts, rules and lone errors a line holding `found` may meet."""
+        if self.file_conds:
+            for i in self.db.search.files.candidates(text, found):
+                cs, cond = self.file_conds[i]
+                if id(cond) not in self.file_seen and self.matcher.condition(cond, text, cs.sig.id) is not None:
+                    self.file_seen.add(id(cond))
+        late = line.lineno > FACT_LINES
+        for fact, value, groups in self.matcher.facts_for(text, found, late):
+            if fact.head_only and line.lineno > (HEAD_LINES if fact.job else FACT_LINES):
+                continue
+            if fact.mode == "last":
+                self.emit(FactEvent(fact.name, value, line, groups, "last"))
+            elif fact.name not in self.facts_seen:
+                self.facts_seen.add(fact.name)
+                self.emit(FactEvent(fact.name, value, line, groups))
+        rules = self.matcher.rules_for(text, found)
+        for rule, captures in rules:
+            self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
+        if tb is None and not rules:
+            m = lone_error(text, self.raw)
+            if m is not None:
+                self.lone.append((line, m.group("type"), m.group("msg").strip()))
 
     def _metric(self, line: LogLine) -> None:
         """A metric record on this line: its values that a health rule reads, as one event."""

@@ -141,6 +141,13 @@ class SearchIndex:
         return frozenset() if self.metrics.always else self.mark_only - frozenset(self.metrics.exact)
 
     @property
+    def metric_lean(self) -> frozenset[str]:
+        """`lean` and the literals only metric readers name: after the fact region (where the first facts are read,
+        whose literals a metric reader may name too), no rule, fact, file condition or lone error can read a line
+        holding no other literal."""
+        return self.lean | self.metric_only
+
+    @property
     def head(self) -> frozenset[str]:
         """The literals searched in a file's head, where the first facts are read too."""
         return self.body.union(*(lits for _name, lits in self.first_facts))
