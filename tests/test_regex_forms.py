@@ -6,6 +6,7 @@ only from a cache file of the user's own."""
 from __future__ import annotations
 
 import copyreg
+import marshal
 import os
 from pathlib import Path
 from typing import Any
@@ -95,17 +96,19 @@ def test_a_remembered_form_is_used_instead_of_the_parser(forms: dict[str, Any], 
 
 
 @pytest.mark.parametrize("how", ["another pattern's form", "a field of another type", "a field too few",
-                                 "code the engine refuses"])
+                                 "code the engine refuses", "bytes that are no marshal data"])
 def test_a_form_that_does_not_fit_is_compiled_from_its_text(forms: dict[str, Any], clean_forms: dict[str, Any],
                                                             monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     pattern, other = sorted(forms)[:2]
-    form = list(forms[pattern])
+    form = list(marshal.loads(forms[pattern]))
     if how == "another pattern's form":
-        form = list(forms[other])
+        form = list(marshal.loads(forms[other]))
     elif how == "a field of another type":
         form[2] = form[2].decode("latin-1")
     elif how == "a field too few":
         form = form[:-1]
+    elif how == "bytes that are no marshal data":
+        lazyre.remember_forms({pattern: b"\xff not marshal"})
     else:  # what the regex module says of code it refuses ("invalid RE code"); not tried on real garbage, which
         # can crash it (that is why the forms are read only from the user's own file: see the last test)
         def refuses(*_form: Any) -> Any:
@@ -113,7 +116,8 @@ def test_a_form_that_does_not_fit_is_compiled_from_its_text(forms: dict[str, Any
 
         lazyre._rebuilder.cache_clear()
         monkeypatch.setattr(lazyre, "_rebuilder", lambda: refuses)
-    lazyre.remember_forms({pattern: tuple(form)})
+    if how != "bytes that are no marshal data":
+        lazyre.remember_forms({pattern: marshal.dumps(tuple(form))})
     got = lazyre.compile_known(pattern)
     assert got.pattern == pattern
     assert got == regex.compile(pattern)  # regex's own cache: compiled from its text
@@ -136,7 +140,7 @@ def _reduce(pattern: regex.Pattern[str]) -> tuple[Any, Any]:
 def test_a_form_is_what_regex_pickles_a_pattern_as(forms: dict[str, Any]) -> None:
     pattern = next(iter(forms))
     made, form = _reduce(regex.compile(pattern))
-    assert form == forms[pattern] and made is lazyre._rebuilder()
+    assert form == marshal.loads(forms[pattern]) and made is lazyre._rebuilder()
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="file owners")

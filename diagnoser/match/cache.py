@@ -10,8 +10,9 @@ lists and dicts, never pickle. `marshal` runs nothing it reads, and what comes o
 turned back into records (`decode`): the schema's own record types by name, the plain values above,
 anything else (a code object, a set, a record of another type, a wrong number of fields) is an error and
 the database is built again. Each regex's compiled form is kept too, as plain values (the fields `regex`'s own
-pickling support describes a pattern by, its compiled code as bytes; see compiled.py): the `regex` module makes the
-pattern from them again (one it refuses is compiled from its text). A form is code for the regex engine, which
+pickling support describes a pattern by, its compiled code as bytes; see lazyre.py), each marshalled again on its
+own, unpacked and checked when its pattern is first compiled: the `regex` module makes the pattern from them again
+(one it refuses, or of another shape, is compiled from its text). A form is code for the regex engine, which
 does not check it as a parser would (garbage code crashed it here), and the SHA-256 tells a damaged file, not one
 written on purpose: the forms are read only from a file of the user's own that no one else may write (the file is
 written 0600), as a place anyone else could write to would otherwise let them crash the command. A truncated or
@@ -210,7 +211,7 @@ def decode(value: Any) -> Any:
     raise TypeError(f"not a value the cache holds: {t.__name__}")
 
 
-Forms = tuple[str, dict[str, Any]]  # the `regex` version, and each pattern's compiled form (compiled.regex_form)
+Forms = tuple[str, dict[str, bytes]]  # the `regex` version, and each pattern's compiled form (lazyre.packed_form)
 
 
 def pack(signatures: Iterable[Signature], gates: dict[str, Gate | None], engines: dict[str, bytes],
@@ -233,7 +234,7 @@ def unpack(data: dict[str, Any]) -> tuple[tuple[Signature, ...], dict[str, Gate 
     if not all(type(v) is bytes for v in engines.values()):
         raise TypeError("a compiled engine is bytes")
     version, forms = data.get("regexes", ("", {}))
-    if type(version) is not str or not all(type(v) is tuple for v in _table(forms).values()):
+    if type(version) is not str or not all(type(v) is bytes for v in _table(forms).values()):
         raise TypeError("not the compiled forms of regexes")
     return signatures, gates, engines, (version, forms)
 

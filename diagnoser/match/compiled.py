@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import regex
 
-from ..lazyre import compile_known, regex_form
+from ..lazyre import compile_known, packed_form
 from .literals import Gate
 from .schema import Condition, Signature
 
@@ -43,12 +42,12 @@ class LazyPattern:
         return dict(self.compiled.groupindex)
 
 
-def regex_forms(lazy: Iterable[LazyPattern], texts: Iterable[str]) -> dict[str, tuple[Any, ...]]:
-    """The compiled forms of these regexes (compiled now where they were not yet), by pattern."""
-    out: dict[str, tuple[Any, ...]] = {}
+def regex_forms(lazy: Iterable[LazyPattern], texts: Iterable[str]) -> dict[str, bytes]:
+    """The compiled forms of these regexes (compiled now where they were not yet), packed, by pattern."""
+    out: dict[str, bytes] = {}
     for pattern, compiled in (*((p.pattern, p) for p in lazy), *((t, None) for t in texts)):
         if pattern not in out:
-            form = regex_form(compiled.compiled if compiled is not None else compile_known(pattern))
+            form = packed_form(compiled.compiled if compiled is not None else compile_known(pattern))
             if form is not None:
                 out[pattern] = form
     return out
