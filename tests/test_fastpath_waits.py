@@ -115,3 +115,30 @@ def test_an_unprefixed_traceback_skips_the_lines_of_known_ray_prefixes(db, small
     monkeypatch.setattr(scanner.SourceScanner, "feed_raw", real)
     assert fast == _json(db, [log], fast=False)
     assert "cuda-oom" in _ids(fast)
+
+
+def test_a_stretch_cleaned_once_gives_the_lines_each_needle_search_gives() -> None:
+    """region_hits (a window's look-back: many needles, a short stretch) cleans the stretch once; stream_hits looks
+    for each needle split by what the cleaning removes. The same lines on texts built from colour codes, lost and
+    written-out ESC bytes, control characters and needles split by them."""
+    from diagnoser.read.prefixes import clean_bytes
+    from diagnoser.search.streams import region_hits, stream_hits
+
+    rng = random.Random(31)
+    pieces = [b"abc", b"\x1b[36m", b"[0m", b"\n", b"ab", b"c", b"\x07", b"[rank1]:", b"[ra", b"nk1]:", b"#033[1m",
+              b"x", b"^[[2K", b"\\x1b[3m", b"\\e[0m", b"033", b"[", b"5m", b"\x1b]0;t\x07", b"(A pid=1)", b"(A pi",
+              b"d=1)", b" ", "é".encode()]
+    for _ in range(20_000):
+        region = b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30))) + b"\n"
+        needles = tuple(rng.sample([b"abc", b"[rank1]:", b"bca", b"(A pid=1)", b"c[0"], rng.randrange(1, 4)))
+        assert region_hits(region, needles) == stream_hits(region, needles), (region, needles)
+        assert clean_bytes(region) == _clean_by_hint(region)
+
+
+def _clean_by_hint(data: bytes) -> bytes:
+    """clean_bytes as it was written before its hint was looked for by parts: with _OTHER_HINT_RE."""
+    from diagnoser.read.prefixes import _ESC_BYTES_RE, _OTHER_BYTES_RE, _OTHER_HINT_RE, CONTROL_BYTES
+
+    data = _ESC_BYTES_RE.sub(b"", data) if b"\x1b" in data else data
+    data = _OTHER_BYTES_RE.sub(b"", data) if _OTHER_HINT_RE.search(data) is not None else data
+    return data.translate(None, CONTROL_BYTES)

@@ -36,6 +36,7 @@ _ESC_BYTES_RE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07
 _OTHER_BYTES_RE = re.compile(
     rb"(?:\#033|\^\[|\\033|\\x1b|\\e)\[[0-?]*[ -/]*[@-~]|(?:(?<![\w\\])|(?<=\dm))\[\d{1,3}(?:;\d{1,3})*m")
 _OTHER_HINT_RE = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m|(?:033|\^\[|x1b|\\e)\[")
+_LOST_BYTES_RE = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m")  # the first form of _OTHER_HINT_RE
 CONTROL_BYTES = bytes([*range(0, 9), 11, 12, *range(14, 32), 127])
 # what a removed sequence can begin with: ESC or another control byte, "[" (a lost ESC), "#", "^", "\\"
 REMOVED_START = CONTROL_BYTES + b"[#^\\"
@@ -45,7 +46,8 @@ def clean_bytes(data: bytes) -> bytes:
     """`data` (whole lines) without colour codes and control characters, as the normaliser cleans a line."""
     if b"\x1b" in data:
         data = _ESC_BYTES_RE.sub(b"", data)
-    if _OTHER_HINT_RE.search(data) is not None:
+    if b"[" in data and (_LOST_BYTES_RE.search(data) is not None or b"033[" in data or b"^[[" in data
+                         or b"x1b[" in data or b"\\e[" in data):  # _OTHER_HINT_RE, its forms found faster
         data = _OTHER_BYTES_RE.sub(b"", data)
     return data.translate(None, CONTROL_BYTES)
 

@@ -23,7 +23,7 @@ from typing import BinaryIO, Protocol
 from ..read.normalize import FACT_LINES, HEAD_LINES, clean_text
 from ..read.sources import MAX_LINE, line_text
 from .index import SearchIndex
-from .streams import Lookback, Want, line_hits, prefixed_head, stream_hits, stream_needles
+from .streams import Lookback, Want, line_hits, prefixed_head, region_hits, stream_hits, stream_needles
 
 BLOCK = 4 << 20
 STALE_CHECK_EVERY = 512  # the scanner's own (match/scanner.py): a skipped line it must be told of
@@ -276,7 +276,7 @@ class FastFeeder:
 
     def _lookback(self, first: int, last: int, needles: tuple[bytes, ...] | None = None) -> list[tuple[int, str]]:
         """The lines numbered first..last (all before the line being fed), as far as they are still held; with
-        `needles`, only those holding one as read or once cleaned (stream_hits: the others are not decoded)."""
+        `needles`, only those holding one as read or once cleaned (region_hits: the others are not decoded)."""
         out: list[tuple[int, str]] = []
         # (bytes, the first line it holds, the line just before `end`, where to search back from)
         views = [(self.block, self.block_first, self.cur_line - 1, self.cur_off - 1)]
@@ -290,7 +290,7 @@ class FastFeeder:
                 end, lineno = begin - 1, lineno - 1
             if spans and needles is not None:  # the lines holding a needle, found in one search of their stretch
                 base = spans[-1][1]
-                hits = set(stream_hits(data[base:spans[0][2] + 1], needles))
+                hits = set(region_hits(data[base:spans[0][2] + 1], needles))
                 spans = [x for x in spans if x[1] - base in hits]
             out += [(n, line_text(data[b:e])) for n, b, e in spans]
             if lineno < first:

@@ -69,6 +69,40 @@ def stream_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
     return sorted(found)
 
 
+def region_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    """What stream_hits gives, found by cleaning `region` once instead of looking for each needle split by what the
+    cleaning removes (cheaper for many needles in a short region: a window's look-back). The cleaning removes
+    nothing that spans lines, so a needle found in the cleaned region is in the cleaned line."""
+    if any(b"\n" in n for n in needles):
+        return stream_hits(region, needles)
+    found: set[int] = set()
+    rfind = region.rfind
+    for n in needles:
+        i = region.find(n)
+        while i >= 0:
+            found.add(rfind(b"\n", 0, i) + 1)
+            i = region.find(n, i + 1)
+    clean = clean_bytes(region)
+    if len(clean) == len(region):
+        return sorted(found)
+    at: list[int] = []
+    for n in needles:
+        i = clean.find(n)
+        while i >= 0:
+            at.append(i)
+            i = clean.find(n, i + 1)
+    at.sort()
+    line_at = raw_at = 0  # where the line of the last hit starts, in `clean` and in `region`
+    for i in at:
+        k = clean.count(b"\n", line_at, i)
+        if k:
+            line_at = clean.rfind(b"\n", 0, i) + 1
+            for _ in range(k):
+                raw_at = region.find(b"\n", raw_at) + 1
+        found.add(raw_at)
+    return sorted(found)
+
+
 HEAD_BYTES = 512  # a Ray prefix is looked for in the first bytes of a line
 
 
