@@ -38,21 +38,23 @@ class Part:
     last: bool = True
 
 
+FACTS_CHUNK = 1 << 20  # read at a time looking for the end of the fact region
+
+
 def _facts_end(path: Path) -> int | None:
-    """The byte offset just past line FACT_LINES, or None when the file is not that long."""
+    """The byte offset just past line FACT_LINES, or None when the file is not that long. Read a MiB at a time: the
+    newlines of the chunk holding that line are walked one by one (a 16 MiB chunk walked up to 50,000 of them,
+    about 40 ms of every split)."""
     with open(path, "rb") as fh:
         seen = 0
         offset = 0
         while True:
-            chunk = fh.read(16 << 20)
+            chunk = fh.read(FACTS_CHUNK)
             if not chunk:
                 return None
             n = chunk.count(b"\n")
             if seen + n >= FACT_LINES:
-                pos = -1
-                for _ in range(FACT_LINES - seen):
-                    pos = chunk.find(b"\n", pos + 1)
-                return offset + pos + 1
+                return offset + _nth_line_end(chunk, 0, FACT_LINES - seen)
             seen += n
             offset += len(chunk)
 
