@@ -15,7 +15,8 @@ own, unpacked and checked when its pattern is first compiled: the `regex` module
 (one it refuses, or of another shape, is compiled from its text). A form is code for the regex engine, which
 does not check it as a parser would (garbage code crashed it here), and the SHA-256 tells a damaged file, not one
 written on purpose: the forms are read only from a file of the user's own that no one else may write (the file is
-written 0600), as a place anyone else could write to would otherwise let them crash the command. A truncated or
+written 0600), as a place anyone else could write to would otherwise let them crash the command; so are the
+serialised Hyperscan databases (from any other file they are compiled again from the literals). A truncated or
 corrupt file fails the SHA-256 and is rebuilt; a file that cannot be read or written is skipped: the database is
 then built as without a cache.
 """
@@ -103,8 +104,9 @@ def load(cache_key: str) -> dict[str, Any] | None:
         return None
     if type(data) is not dict:
         return None
-    if not private:  # the regexes' compiled forms are code for the regex engine: only from a file of the user's own
-        data.pop("regexes", None)
+    if not private:  # the regexes' compiled forms and the serialised Hyperscan databases are code for an engine
+        data.pop("regexes", None)  # that does not check it: only from a file of the user's own
+        data["engines"] = {}  # (compiled again from the literals)
     return data
 
 
