@@ -55,6 +55,19 @@ def test_fast_equals_reference_on_samples(db, case, small_blocks) -> None:  # ty
     assert _json(db, [case.input], fast=True) == _json(db, [case.input], fast=False)
 
 
+def count_fed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The numbers of the lines the scanner is fed from now on (the list fills as they are fed)."""
+    fed: list[int] = []
+    real = scanner.SourceScanner.feed_raw
+
+    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
+        fed.append(lineno)
+        real(self, lineno, raw, found)
+
+    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    return fed
+
+
 def _noise(rng: random.Random, n: int) -> list[str]:
     out = []
     for i in range(n):
@@ -281,14 +294,7 @@ def test_open_traceback_on_a_prefixed_stream_feeds_only_that_stream(db, small_bl
     lines.append("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
     log = tmp_path / "stale.log"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    fed: list[int] = []
-    real = scanner.SourceScanner.feed_raw
-
-    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
-        fed.append(lineno)
-        real(self, lineno, raw, found)
-
-    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    fed = count_fed(monkeypatch)
     fast = _json(db, [log], fast=True)
     assert len(fed) < 60, len(fed)  # not the 700 lines the open traceback used to keep busy
     assert 94 in fed  # the colour-split line of rank 3

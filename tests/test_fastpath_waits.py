@@ -18,7 +18,7 @@ import pytest
 from diagnoser.match import scanner
 from diagnoser.read import normalize
 
-from .test_fastpath import _json, _noise, small_blocks  # noqa: F401  (small_blocks: a fixture)
+from .test_fastpath import _json, _noise, count_fed, small_blocks  # noqa: F401  (small_blocks: a fixture)
 
 # dlc-port-exhausted: a bind failure counts only with a PAI-DLC port-manager line within 200 lines (match.all);
 # the host name line holds no gate literal of any signature's `any`, so only the window makes it matter
@@ -58,18 +58,11 @@ def test_a_window_feeds_only_the_lines_of_its_literals(db, small_blocks, monkeyp
                 lines.append(DLC_HOST.format(host=host))
     log = tmp_path / "window.log"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    fed: list[int] = []
-    real = scanner.SourceScanner.feed_raw
-
-    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
-        fed.append(lineno)
-        real(self, lineno, raw, found)
-
-    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    fed = count_fed(monkeypatch)
     fast = _json(db, [log], fast=True)
+    fed = fed[:]  # the fast scan's (the line-by-line one below feeds every line)
     in_window = [n for n in fed if hit < n <= hit + 200]
     assert len(in_window) < 80, len(in_window)  # not the 200 lines of the window
-    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", real)
     assert fast == _json(db, [log], fast=False)
     sig = "dlc-port-exhausted" if kind == "all" else "host-oom-killed"
     assert (sig in _ids(fast)) == (where != "missing") ^ (kind == "not")
@@ -98,21 +91,14 @@ def test_an_unprefixed_traceback_skips_the_lines_of_known_ray_prefixes(db, small
     lines.append("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
     log = tmp_path / "loose.log"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    fed: list[int] = []
-    real = scanner.SourceScanner.feed_raw
-
-    def counting(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None:  # type: ignore[no-untyped-def]
-        fed.append(lineno)
-        real(self, lineno, raw, found)
-
-    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", counting)
+    fed = count_fed(monkeypatch)
     fast = _json(db, [log], fast=True)
+    fed = fed[:]  # the fast scan's (the line-by-line one below feeds every line)
     # from the line where the normaliser has settled (srun labels ruled out after SRUN_PREAMBLE lines)
     body = [n for n in fed if n > first + normalize.SRUN_PREAMBLE]
     assert len(body) < 20, len(body)  # not the 550 lines of other writers
     texts = log.read_text(encoding="utf-8").splitlines()
     assert {texts[n - 1] for n in body} >= {"    loss.backward()", "(NewActor pid=999, ip=10.0.0.9) a prefix not seen before"}
-    monkeypatch.setattr(scanner.SourceScanner, "feed_raw", real)
     assert fast == _json(db, [log], fast=False)
     assert "cuda-oom" in _ids(fast)
 

@@ -50,16 +50,23 @@ def _broken(needle: bytes) -> re.Pattern[bytes]:
     return re.compile(re.escape(needle[:1]) + inner + b"(?=[" + re.escape(REMOVED_START) + b"])")
 
 
+def _found(data: bytes, needles: tuple[bytes, ...], starts: bool = True) -> list[int]:
+    """Each needle's occurrences in `data`: the starts of their lines, or (`starts` False) their own offsets."""
+    out: list[int] = []
+    for n in needles:
+        i = data.find(n)
+        while i >= 0:
+            out.append(data.rfind(b"\n", 0, i) + 1 if starts else i)
+            i = data.find(n, i + 1)
+    return out
+
+
 def stream_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
     """Offsets of the starts of the lines of `region` (whole lines) that may belong to the streams of
     `needles`: those whose text, colour codes and control characters removed, holds one."""
-    found: set[int] = set()
+    found = set(_found(region, needles))
     rfind = region.rfind
     for n in needles:
-        i = region.find(n)
-        while i >= 0:
-            found.add(rfind(b"\n", 0, i) + 1)
-            i = region.find(n, i + 1)
         for m in _broken(n).finditer(region):  # rare: check that line once cleaned
             start = rfind(b"\n", 0, m.start()) + 1
             if start not in found:
@@ -75,23 +82,11 @@ def region_hits(region: bytes, needles: tuple[bytes, ...]) -> list[int]:
     nothing that spans lines, so a needle found in the cleaned region is in the cleaned line."""
     if any(b"\n" in n for n in needles):
         return stream_hits(region, needles)
-    found: set[int] = set()
-    rfind = region.rfind
-    for n in needles:
-        i = region.find(n)
-        while i >= 0:
-            found.add(rfind(b"\n", 0, i) + 1)
-            i = region.find(n, i + 1)
+    found = set(_found(region, needles))
     clean = clean_bytes(region)
     if len(clean) == len(region):
         return sorted(found)
-    at: list[int] = []
-    for n in needles:
-        i = clean.find(n)
-        while i >= 0:
-            at.append(i)
-            i = clean.find(n, i + 1)
-    at.sort()
+    at = sorted(_found(clean, needles, starts=False))
     line_at = raw_at = 0  # where the line of the last hit starts, in `clean` and in `region`
     for i in at:
         k = clean.count(b"\n", line_at, i)
