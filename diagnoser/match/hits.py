@@ -258,16 +258,13 @@ def _window_literals(rule: Rule) -> tuple[str, ...] | None:
     return tuple(out)
 
 
-Want = tuple[tuple[str, ...], tuple[str, ...]]  # what a scanner waits on: (streams, literals); see SourceScanner.wants
-
-
 def window_needs(p: Pending, lineno: int) -> tuple[str, ...] | None:
     """The literals of which a line at `lineno` must hold one to decide one of `p`'s window conditions still open
     (None when such a condition has no gate: any line may decide it; () when none is open there)."""
-    out: list[str] = []
-    rule = p.rule
     if not p.window:
         return ()
+    out: list[str] = []
+    rule = p.rule
     reach = lineno - p.line.lineno
     for i, c in enumerate(rule.all):
         if c.cond.scope == "window" and not p.window_all[i] and reach <= c.cond.lines:

@@ -19,7 +19,7 @@ from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
 from ..read.pyspy import PySpyReader
 from ..read.traceback import TracebackRecord
-from ..search.streams import Lookback
+from ..search.streams import Lookback, Want
 from .database import Database
 from .events import (
     ActivityEvent,
@@ -34,7 +34,7 @@ from .events import (
     StackEvent,
     UnrecognizedEvent,
 )
-from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook, Want, window_needs
+from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook, window_needs
 from .matcher import Matcher
 from .metrics import ReaderState, read_record
 from .metricwatch import read_values
