@@ -24,8 +24,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import regex
-
 from ..lazyre import lazy
 
 Pair = tuple[str, object, str]  # key, value as printed (text, or a number from JSON), the text that printed it
@@ -33,6 +31,7 @@ Pair = tuple[str, object, str]  # key, value as printed (text, or a number from 
 
 @dataclass(slots=True)
 class Record:
+    """One metric record of a line (one step of one print format)."""
     reader: str
     step: int | None  # None: the format prints no step (records are counted instead)
     pairs: list[Pair]  # read them with pairs_of (verl's are made only when asked for)
@@ -62,7 +61,7 @@ class ReaderState:
     seen: set[str] = field(default_factory=set)
 
 
-_NUMBER = regex.compile(
+_NUMBER = lazy(
     r"""\s*['"]?(?:np\.(?:float|int|uint)\d*\(|tensor\()?\s*"""
     r"""([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|NaN|inf|Inf|Infinity|infinity))"""
     r"""\s*\)?['"]?s?\s*$"""
@@ -263,6 +262,7 @@ def _nemo_value(text: str, state: ReaderState) -> Record | None:
 
 @dataclass(frozen=True, slots=True)
 class Reader:
+    """A print format of metrics: the literals of its lines and how to read one."""
     name: str
     literals: tuple[str, ...]  # a line this reader parses holds one of these (its gate for the fast search)
     read: Callable[[str, ReaderState], Record | None]

@@ -6,18 +6,19 @@ line; logger prefixes (ISO, glog, vLLM, ChatLearn, ROLL, syslog, dmesg) add a ti
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 
 import regex
+
+from ..lazyre import lazy, lazy_re
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
 _MON = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 
 
-ANSI_RE = regex.compile(
+ANSI_RE = lazy(
     r"""
     \x1b\[[0-?]*[ -/]*[@-~]              # CSI: colours, cursor moves
   | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC: titles, hyperlinks
@@ -27,16 +28,16 @@ ANSI_RE = regex.compile(
     """,
     regex.VERBOSE,
 )
-CONTROL_RE = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL_RE = lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # The same two, on bytes, for the fast search: it asks whether a whole stretch of lines may hold a text once
 # cleaned, before decoding them. `clean_bytes` removes what the two above remove from each decoded line
 # (and, where a removal joins the pieces of a lost-ESC code, that code too; no prefix holds one). Newlines
 # are never removed, so each line stays where it was.
-_ESC_BYTES_RE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_OTHER_BYTES_RE = re.compile(
+_ESC_BYTES_RE = lazy_re(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_OTHER_BYTES_RE = lazy_re(
     rb"(?:\#033|\^\[|\\033|\\x1b|\\e)\[[0-?]*[ -/]*[@-~]|(?:(?<![\w\\])|(?<=\dm))\[\d{1,3}(?:;\d{1,3})*m")
-_OTHER_HINT_RE = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m|(?:033|\^\[|x1b|\\e)\[")
-_LOST_BYTES_RE = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m")  # the first form of _OTHER_HINT_RE
+_OTHER_HINT_RE = lazy_re(rb"\[\d{1,3}(?:;\d{1,3})*m|(?:033|\^\[|x1b|\\e)\[")
+_LOST_BYTES_RE = lazy_re(rb"\[\d{1,3}(?:;\d{1,3})*m")  # the first form of _OTHER_HINT_RE
 CONTROL_BYTES = bytes([*range(0, 9), 11, 12, *range(14, 32), 127])
 # what a removed sequence can begin with: ESC or another control byte, "[" (a lost ESC), "#", "^", "\\"
 REMOVED_START = CONTROL_BYTES + b"[#^\\"
@@ -54,72 +55,72 @@ def clean_bytes(data: bytes) -> bytes:
 
 # tqdm-style bars: "45%|████▌     | 45/100 [00:10<00:12, 4.5it/s]" and friends. Every repeat is bounded: an
 # unbounded `[\d.]+` before "it/s" made one 64 KB line of digits cost 200 s (each start ran to the line's end).
-PROGRESS_RE = regex.compile(
+PROGRESS_RE = lazy(
     r"\d{1,3}%\|[^|]{0,200}\||\|\s{0,8}\d{1,12}/\d{1,12}\s{0,8}\[\d{1,6}:\d\d|(?<![\d.])[\d.]{1,24}+\s?(?:it/s|s/it)\]"
 )
 # A bar that ended without a newline and had the next message glued on after its "]".
-GLUED_RE = regex.compile(r"^(?P<bar>.*?\d{1,3}%\|[^|]{0,200}\|[^\[\]]{0,100}\[[^\]]{0,300}\])\s*(?P<rest>\S.*)$")
-REPEAT_RE = regex.compile(r"\s*\[repeated (?P<n>\d+)x across cluster\](?:\s*\(Ray deduplicates.*)?\s*$")
+GLUED_RE = lazy(r"^(?P<bar>.*?\d{1,3}%\|[^|]{0,200}\|[^\[\]]{0,100}\[[^\]]{0,300}\])\s*(?P<rest>\S.*)$")
+REPEAT_RE = lazy(r"\s*\[repeated (?P<n>\d+)x across cluster\](?:\s*\(Ray deduplicates.*)?\s*$")
 
 _ISO = (
     r"\[?(?P<Y>\d{4})[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:[.,](?P<f>\d{1,9}))?(?:\s?(?:Z|UTC|[+-]\d\d:?\d\d))?"
 )
-ISO_RE = regex.compile(
+ISO_RE = lazy(
     "^" + _ISO + r"(?:\s+[IWEDF]\s+\d+\s+\d+)?\]?(?:(?:\s*[|:]\s*|\s+-\s+|\s+)|$)"
 )
 # c10 / glog: "[E501 12:00:01.123456789 ProcessGroupNCCL.cpp:616] " (MMDD has no leading zero before
 # October), python glog-like "E0325 20:57:27.620000 2606 site-packages/torch/.../api.py:869] "
-GLOG_RE = regex.compile(
+GLOG_RE = lazy(
     r"^\[?(?P<lvl>[IWEFV])(?P<md>\d{3,4}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<f>\d+))?"
     r"\s+(?:\d+\s+)?(?P<loc>[\w.\-/\\]+:\d+)\]\s?"
 )
-OLD_C10_RE = regex.compile(r"^\[(?P<lvl>[IWEF]) (?P<loc>[\w.\-/]+:\d+)\]\s?")
-DMESG_RE = regex.compile(r"^\[\s*\d+\.\d+\]\s?")
-DMESG_T_RE = regex.compile(
+OLD_C10_RE = lazy(r"^\[(?P<lvl>[IWEF]) (?P<loc>[\w.\-/]+:\d+)\]\s?")
+DMESG_RE = lazy(r"^\[\s*\d+\.\d+\]\s?")
+DMESG_T_RE = lazy(
     rf"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<b>{_MON})\s+(?P<d>\d{{1,2}}) "
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) (?P<Y>\d{4})\]\s?"
 )
-SYSLOG_RE = regex.compile(
+SYSLOG_RE = lazy(
     rf"^(?P<b>{_MON})\s+(?P<d>\d{{1,2}}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) "
     r"(?P<host>[\w.\-]+) (?P<prog>[\w\-/.]+)(?:\[\d+\])?: "
 )
-KERNEL_HOST_RE = regex.compile(r"^(?P<host>[\w.\-]+) kernel: ")
+KERNEL_HOST_RE = lazy(r"^(?P<host>[\w.\-]+) kernel: ")
 # vLLM: "INFO 05-09 16:18:30 [engine.py:310] ", "ERROR 04-15 00:31:11 worker_base.py:574] "
-VLLM_RE = regex.compile(
+VLLM_RE = lazy(
     r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:\.(?P<f>\d+))? \[?[\w./\-]+:\d+\]\s?"
 )
 # ChatLearn's logger, after its "[<asctime> " was taken: "ChatLearn-policy_trainer 10.0.0.7 RANK:3] (x.py 37): "
-CHATLEARN_RE = regex.compile(
+CHATLEARN_RE = lazy(
     r"^ChatLearn(?:-(?P<actor>[\w.\-]+))?(?: (?P<host>[\w.:\-]+) RANK:(?P<rank>\d+))?\] \([\w.\-]+ \d+\):"
     r"(?: (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?= ))? ?"
 )
 # ROLL's logger, after its "[<asctime>] ": "[rlvr_pipeline.py (487)] [INFO] [actor_train-0-G0 0 / 8][PID 4321] "
-ROLL_RE = regex.compile(
+ROLL_RE = lazy(
     r"^\[[\w.\-]+ \(\d+\)\] \[[A-Z]+\] \[(?P<actor>[\w.\-]+) (?P<rank>\d+) / \d+\]\[PID (?P<pid>\d+)\]\s?"
 )
-RAY_RE = regex.compile(
+RAY_RE = lazy(
     r"^\((?:(?P<actor>[^()=,\s][^()=,]*?(?:\([^()]*\))?)\s+)?pid=(?P<pid>\w+)"
     r"(?:,\s*ip=(?P<ip>[0-9A-Fa-f.:]+))?(?:,\s*[^)]*)?\)\s?"
 )
-RAY_SVC_RE = regex.compile(
+RAY_SVC_RE = lazy(
     r"^\((?P<actor>raylet|gcs_server|autoscaler|monitor|dashboard|dashboard_agent|log_monitor|"
     r"runtime_env_agent)(?:,\s*ip=(?P<ip>[0-9A-Fa-f.:]+))?(?:\s+\+[\dhms.]+)?\)\s?"
 )
-RANK_RE = regex.compile(r"^\[[Rr]ank\s?(?P<rank>\d+)\]:\s?")
-ROLE_RE = regex.compile(r"^\[(?!rank\d)(?P<role>[A-Za-z_][\w\-]*?)(?P<lrank>\d+)\]:\s?")
+RANK_RE = lazy(r"^\[[Rr]ank\s?(?P<rank>\d+)\]:\s?")
+ROLE_RE = lazy(r"^\[(?!rank\d)(?P<role>[A-Za-z_][\w\-]*?)(?P<lrank>\d+)\]:\s?")
 # NCCL's debug prefix "<host>:<pid>:<tid> [<cudaDev>] " (src/debug.cc): names the process, and stays in the text
-NCCL_PREFIX_RE = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.\-]{0,254}):(?P<pid>\d{1,9}):\d{1,9} \[\d{1,3}\] ")
+NCCL_PREFIX_RE = lazy(r"^(?P<host>[A-Za-z0-9][\w.\-]{0,254}):(?P<pid>\d{1,9}):\d{1,9} \[\d{1,3}\] ")
 # srun --label, read as the task id once a file is known to be srun's (normalize.py): right-aligned to the width
 # of the largest one (slurm src/common/write_labelled_message.c `_build_label`, "%*d: "); heterogeneous jobs put
 # "P<component> " first. SRUN_RE below strips a label in any file, as a logger prefix that names no one.
-SRUN_LABEL_RE = regex.compile(r"^(?:P\d{1,4} )?(?P<label> {0,5}\d{1,6}): ")
-MPI_RE = regex.compile(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
+SRUN_LABEL_RE = lazy(r"^(?:P\d{1,4} )?(?P<label> {0,5}\d{1,6}): ")
+MPI_RE = lazy(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
 # Slurm `srun --label`: the task number before each line of its output ("4: [rank4]: ..."); it says nothing
 # about the stream a pasted numbered listing would also have, so it is read as a logger prefix, not a transport
-SRUN_RE = regex.compile(r"^\d{1,5}: (?=\S)")
-PDSH_RE = regex.compile(
+SRUN_RE = lazy(r"^\d{1,5}: (?=\S)")
+PDSH_RE = lazy(
     r"^(?P<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[A-Za-z][\w-]*-)?(?:master|worker|node)-\d+[\w-]*): "
 )
 
@@ -192,8 +193,8 @@ _LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cl
 # The usual line holds colour codes only (Ray's actor prefix): they are removed by a plain pattern, about twice as
 # fast as ANSI_RE; when what is left holds nothing ANSI_RE could still remove (no ESC, no lost or written-out
 # ESC), ANSI_RE would have removed exactly those codes (none of its other forms can overlap one), else it runs.
-_CSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_LOST_RE = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
+_CSI_RE = lazy_re(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_LOST_RE = lazy_re(r"\[\d{1,3}(?:;\d{1,3})*m")
 
 
 def _left(text: str) -> bool:
