@@ -29,6 +29,8 @@ KEYS = ("root_cause", "must", "must_not", "exit_code", "args", "verdict", "culpr
 
 @dataclass(slots=True)
 class Case:
+    """One sample log of the evaluation and the report expected of it."""
+
     name: str
     input: Path
     expected_path: Path
@@ -41,6 +43,8 @@ class Case:
 
 @dataclass(slots=True)
 class Outcome:
+    """What `diagnose` gave on a case: its exit code, report, and where it differs from the expected one."""
+
     case: Case
     exit_code: int
     report: dict[str, Any]
@@ -161,6 +165,8 @@ def bless(o: Outcome) -> None:
 
 @dataclass(slots=True)
 class Metrics:
+    """The evaluation's scores over all cases."""
+
     cases: int
     top1: float
     recall: float

@@ -22,6 +22,8 @@ MAX_NOTES = 16
 
 @dataclass(slots=True)
 class Note:
+    """What a flight-recorder or py-spy dump says about some ranks."""
+
     kind: str  # fr-behind | fr-missing | fr-mismatch | fr-no-dump | stack-odd
     ranks: list[int]  # the suspects (py-spy: ranks where the pid is known)
     text: str  # the facts, in the dump's own words (group, sequence number, operation, frame)

@@ -46,6 +46,8 @@ class Progress:
 
 @dataclass(slots=True)
 class Writer:
+    """What one writer (a rank, an actor, a file) did: its own first error, echoes, progress."""
+
     track: Track = field(default_factory=Track)
     first_error: tuple[str, Location] | None = None  # its own error: a cause, or an unrecognised exception
     detail: str = ""  # the first error's message (an unrecognised exception's), for comparing attempts

@@ -37,6 +37,8 @@ _PHASES = tuple((name, lazy(rx)) for name, rx in PHASES)
 
 @dataclass(slots=True)
 class Culprit:
+    """The rank the judge names as the one that failed first, and why."""
+
     row: RankRow | None
     rank: int | None
     reason: str  # own-error | named | never-enqueued | behind | killed | silent | no-log | hang

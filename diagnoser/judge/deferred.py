@@ -20,6 +20,8 @@ MAX_KEPT = 64  # records of one group kept whole
 
 @dataclass(slots=True)
 class HitGroup:
+    """The hits of one signature in one source that wait on whole-file conditions."""
+
     source: str
     needs: tuple[str, ...]
     forbids: tuple[str, ...]
@@ -29,6 +31,8 @@ class HitGroup:
 
 @dataclass(slots=True)
 class TracebackGroup:
+    """Unrecognised tracebacks that wait on the deferred hits in them."""
+
     kept: list[UnrecognizedEvent] = field(default_factory=list)
     more: dict[tuple[str, str], Unrecognized] = field(default_factory=dict)  # past MAX_KEPT, folded
     unlisted: int = 0  # occurrences `more` had no room for
@@ -36,6 +40,8 @@ class TracebackGroup:
 
 @dataclass(slots=True)
 class Deferred:
+    """Everything decided only once a source has been read whole."""
+
     hits: dict[str, HitGroup] = field(default_factory=dict)
     tracebacks: dict[tuple[str, ...], TracebackGroup] = field(default_factory=dict)
 

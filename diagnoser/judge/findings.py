@@ -26,6 +26,8 @@ _NUMBERS = lazy(r"0x[0-9a-fA-F]+|\d+")
 
 @dataclass(slots=True)
 class Location:
+    """Where in the logs something was seen: file, line, rank, time."""
+
     source: str
     line: int
     rank: int | None = None
@@ -58,6 +60,8 @@ def earlier(a: Location, b: Location) -> bool:
 
 @dataclass(slots=True)
 class Finding:
+    """A signature's hits, folded: how many, the first and last, what they captured."""
+
     sig: Signature
     count: int
     first: Location
@@ -90,6 +94,8 @@ class Finding:
 
 @dataclass(slots=True)
 class Unrecognized:
+    """An error no signature knows, folded by type, message and frame."""
+
     exc_type: str
     message: str
     frame: str
@@ -146,6 +152,8 @@ class Moment:
 
 @dataclass(slots=True)
 class Fact:
+    """A value the logs told (a config setting, a host, a version) and where."""
+
     name: str
     value: str
     where: Location

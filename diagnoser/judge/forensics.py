@@ -26,6 +26,8 @@ RETRY_WITHIN = 6  # lines after an error within which a retry line means it was 
 
 @dataclass(slots=True)
 class Forensics:
+    """What the ranks' own lines say: the rank table, the culprit, restarts and dumps."""
+
     table: Table
     culprit: Culprit | None = None
     ignored: list[tuple[str, str, Location]] = field(default_factory=list)  # (id or exception, why, where)

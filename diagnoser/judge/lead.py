@@ -22,6 +22,8 @@ ECHO_REACH = 200  # lines after the root cause within which an error of the same
 
 @dataclass(slots=True)
 class Lead:
+    """What the report's first line is about."""
+
     role: str  # cause | symptom | unrecognized | exit | health | none | empty
     finding: Finding | None = None
     unrecognized: Unrecognized | None = None

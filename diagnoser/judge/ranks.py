@@ -25,6 +25,8 @@ MAX_ROWS = 16384
 
 @dataclass(slots=True)
 class RankRow:
+    """One rank (in one attempt): its host, GPU, pid and what it did."""
+
     rank: int | None
     attempt: int | None = None
     host: str | None = None

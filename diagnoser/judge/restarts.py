@@ -20,6 +20,8 @@ _NUMBERS = lazy(r"0x[0-9a-fA-F]+|\d+")
 
 @dataclass(slots=True)
 class Attempt:
+    """One attempt of a job that was restarted: its first own error and how far it got."""
+
     attempt: int
     what: str | None  # the first own error (a signature id, or exception:<type>)
     detail: str  # its message, numbers masked
@@ -29,6 +31,8 @@ class Attempt:
 
 @dataclass(slots=True)
 class Restarts:
+    """The attempts of a restarted job, and whether restarting again would help."""
+
     attempts: list[Attempt]
     same: bool  # every attempt failed with the same error
     progressed: bool  # a later attempt got further than an earlier one

@@ -73,6 +73,8 @@ class Sketch:
 
 @dataclass(slots=True)
 class ClauseState:
+    """How far one health clause has got along one metric series."""
+
     seen: int = 0  # finite points judged
     run: int = 0  # bad points in a row
     peak: float | None = None
@@ -86,6 +88,8 @@ class ClauseState:
 
 @dataclass(slots=True)
 class Series:
+    """One metric of one source, as the health rules read it step by step."""
+
     source: str
     reader: str
     key: str

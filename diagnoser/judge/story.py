@@ -24,6 +24,8 @@ MAX_SHOWN = 12
 
 @dataclass(slots=True)
 class Entry:
+    """One moment of the timeline, and what explains it."""
+
     key: str
     moment: Moment
     explained_by: tuple[str, Location] | None = None
@@ -31,6 +33,8 @@ class Entry:
 
 @dataclass(slots=True)
 class Echo:
+    """A finding that echoes the root cause, on how many ranks, how long after it."""
+
     finding: Finding
     ranks: int
     delay: float | None  # seconds after the root cause was first seen
@@ -38,6 +42,8 @@ class Echo:
 
 @dataclass(slots=True)
 class Story:
+    """The job's story: the timeline, the echoes and the verdict."""
+
     job: dict[str, object]
     timeline: list[Entry]
     echoes: list[Echo]

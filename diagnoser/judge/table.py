@@ -16,6 +16,8 @@ KERNEL_WINDOW = 600.0  # a kernel line with no pid or GPU to go by: the rank on 
 
 @dataclass(slots=True)
 class Table:
+    """The job's ranks, those missing, its attempts, and whether it was killed from outside."""
+
     rows: list[RankRow]
     world: int | None = None
     missing: list[int] = field(default_factory=list)  # ranks the job had that left no line at all

@@ -55,6 +55,8 @@ def regex_forms(lazy: Iterable[LazyPattern], texts: Iterable[str]) -> dict[str, 
 
 @dataclass(frozen=True, slots=True)
 class CompiledCondition:
+    """A signature's condition with its regex (compiled on first use) and literal gate."""
+
     cond: Condition
     pattern: LazyPattern
     gate: Gate | None
@@ -84,6 +86,8 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class CompiledSignature:
+    """A signature ready to match: its rules and conditions, compiled."""
+
     sig: Signature
     index: int
     rules: tuple[Rule, ...]
@@ -101,6 +105,8 @@ class CompiledSignature:
 
 @dataclass(frozen=True, slots=True)
 class FactRule:
+    """A fact to read from the logs: its regex, gate and owner."""
+
     name: str
     pattern: LazyPattern
     gate: Gate | None

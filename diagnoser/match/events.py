@@ -13,6 +13,8 @@ from ..read.pyspy import Stack
 
 @dataclass(frozen=True, slots=True)
 class EvidenceLine:
+    """A line shown as evidence of a hit."""
+
     lineno: int
     raw: str
     key: bool
@@ -20,6 +22,8 @@ class EvidenceLine:
 
 @dataclass(frozen=True, slots=True)
 class HitEvent:
+    """A signature matched: on which line, what it captured, and the evidence."""
+
     sig_id: str
     line: LogLine
     captures: dict[str, str]
@@ -29,6 +33,8 @@ class HitEvent:
 
 @dataclass(frozen=True, slots=True)
 class UnrecognizedEvent:
+    """An error no signature matched: a traceback or a lone exception line."""
+
     exc_type: str
     message: str
     frame: str
@@ -67,6 +73,8 @@ class SeenEvent:
 
 @dataclass(frozen=True, slots=True)
 class FactEvent:
+    """A fact read from a line."""
+
     name: str
     value: str
     line: LogLine

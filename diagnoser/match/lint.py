@@ -25,6 +25,8 @@ SKELETON_MARK = "TODO"
 
 @dataclass(frozen=True, slots=True)
 class Problem:
+    """Something wrong in a signature file."""
+
     path: str
     where: str
     message: str

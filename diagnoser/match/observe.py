@@ -23,6 +23,8 @@ def _key(names: str, group: str, value: str = r"\d+") -> str:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
+    """A fact every job's logs may tell (not a signature's own)."""
+
     name: str
     pattern: str
     mode: str = "first"  # "first": keep the first value seen; "last": keep the last

@@ -75,6 +75,8 @@ class FramePattern:
 
 @dataclass(frozen=True, slots=True)
 class WhenTest:
+    """A test on a captured value that picks a remedy variant."""
+
     name: str
     op: str
     value: Any
@@ -142,6 +144,8 @@ class Example:
 
 @dataclass(frozen=True, slots=True)
 class Signature:
+    """One signature, as read from its YAML file."""
+
     id: str
     title: Text
     kind: str

@@ -39,6 +39,8 @@ _UNSAFE_NAME = lazy_re(r"[^A-Za-z0-9._-]+")
 
 @dataclass(slots=True)
 class Bundle:
+    """What `--bundle` wrote: the report and the redacted excerpts and artifacts."""
+
     path: Path
     report: Report
     members: list[tuple[str, int]]  # (name, size)

@@ -43,6 +43,8 @@ PYSPY_HEAD = lazy_re(rb"^Process \d+: .*\r?\nPython v\d")
 
 @dataclass(slots=True)
 class Excerpt:
+    """The lines around one error, redacted."""
+
     source: str
     line: int  # the error's line
     lines: list[tuple[int, str]]  # (line number, redacted text)
@@ -50,6 +52,8 @@ class Excerpt:
 
 @dataclass(slots=True)
 class Artifact:
+    """A dump file taken into the bundle."""
+
     name: str  # the file's name (made safe when written)
     source: str  # where it was found
     kind: str  # flight-recorder | py-spy
@@ -59,6 +63,8 @@ class Artifact:
 
 @dataclass(slots=True)
 class Parts:
+    """What goes into a bundle, and what was left out."""
+
     excerpts: list[Excerpt] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # what was not taken, and why (names only)

@@ -24,6 +24,8 @@ from .pipeline import Pipeline
 
 @dataclass(frozen=True, slots=True)
 class ExampleCase:
+    """One example of a signature, as the example checks run it."""
+
     sig_id: str
     kind: str  # "match" | "no_match"
     index: int

@@ -52,6 +52,8 @@ _SPECIAL = lazy(r"([.^$*+?{}\[\]\\|()#])")
 
 @dataclass(frozen=True, slots=True)
 class Skeleton:
+    """A new signature file drafted from an error line."""
+
     sig_id: str
     path: Path
     example: str

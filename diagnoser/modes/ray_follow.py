@@ -35,6 +35,8 @@ FINISH_WAIT = 15.0  # at the end, how long the nodes have to send their last eve
 
 @dataclass(slots=True)
 class _Followed:
+    """A Ray node whose logs are being followed."""
+
     node: NodeState
     actor: Any
     ref: Any  # the poll in flight

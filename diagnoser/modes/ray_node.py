@@ -53,6 +53,8 @@ class NodeJob:
 
 @dataclass(slots=True)
 class NodeResult:
+    """What scanning one Ray node's logs gave."""
+
     ip: str
     hostname: str
     log_dir: str | None

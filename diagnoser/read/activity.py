@@ -36,6 +36,8 @@ def who_of(line: LogLine) -> Who:
 
 @dataclass(slots=True, unsafe_hash=True)  # never changed once made (a frozen one costs a setattr call per field)
 class Seen:
+    """The last line a writer printed."""
+
     lineno: int
     time: str | None
     ts: float | None

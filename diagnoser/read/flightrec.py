@@ -30,6 +30,8 @@ class DumpError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One collective of a flight-recorder dump."""
+
     pg: str  # the group's name (GUID), the same on every rank of the group
     desc: str
     seq: int  # collective_seq_id within the group (p2p entries: p2p_seq_id)
@@ -44,6 +46,8 @@ class Entry:
 
 @dataclass(slots=True)
 class Dump:
+    """One rank's flight-recorder dump."""
+
     rank: int
     source: str
     version: str = ""

@@ -31,6 +31,8 @@ MAX_FRAMES = 256
 
 @dataclass(frozen=True, slots=True)
 class Frame:
+    """One frame of a traceback."""
+
     file: str
     function: str
     line: LogLine

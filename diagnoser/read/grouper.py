@@ -36,12 +36,12 @@ from .traceback import (
 MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
 STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
 
-# states
-IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"
+IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"  # states
 
 
 @dataclass(slots=True)
 class _Stream:
+    """The traceback state of one stream."""
     state: str = IDLE
     tb: TracebackRecord | None = None
     cont: int = 0

@@ -41,6 +41,8 @@ MAX_DIGITS = 9  # a rank or pid read from a name is a number of sane width
 
 @dataclass(frozen=True, slots=True)
 class PathIdentity:
+    """What a file's path says of who wrote it."""
+
     rank: int | None = None
     role: str = "worker"  # worker | driver | ray | kernel
     host: str | None = None

@@ -124,6 +124,8 @@ PID_SELF = r"\bpid[=:] ?(?P<pid>\d{1,9})\b"
 
 @dataclass(slots=True)  # never changed once made (not frozen: one is made for every mark line)
 class Mark:
+    """A line that tells who did what across ranks."""
+
     kind: str
     fields: dict[str, str]
 

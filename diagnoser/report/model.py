@@ -44,6 +44,8 @@ SUCCESS_WORDS = ("succeeded", "success", "successful", "completed", "complete", 
 
 @dataclass(slots=True)
 class Stats:
+    """How much was read."""
+
     sources: int = 0
     lines: int = 0
     bytes: int = 0
@@ -53,6 +55,8 @@ class Stats:
 
 @dataclass(slots=True)
 class Report:
+    """The whole report, before it is rendered."""
+
     lang: str
     findings: list[Finding]
     root_cause: Finding | None

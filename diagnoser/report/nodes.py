@@ -14,6 +14,8 @@ STATES = ("scanned", "followed", "dead", "unreachable", "failed")
 
 @dataclass(slots=True)
 class NodeState:
+    """One Ray node, and how far reading its logs got."""
+
     node_id: str
     ip: str
     hostname: str = ""
