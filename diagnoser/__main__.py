@@ -29,9 +29,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"diagnose {__version__}")
         return 0
     if argv is None:  # the command itself: no cycle collection while it starts (a caller's process is left alone)
-        from . import pause_gc
+        from . import pause_gc, usercache
 
         pause_gc()
+        usercache.install()  # the code dataclasses writes for the package's classes, compiled once (usercache.py)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when a caller chose otherwise
         signal.signal(signal.SIGINT, _on_sigint)
     from .read import startmarks  # the standard library only: where each followed file ends now, before the imports
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         from .cli import main as cli_main
 
         code = cli_main(argv)
+        if argv is None:
+            usercache.save()
     except KeyboardInterrupt:  # Ctrl-C while starting (cli.main handles it once running): the status a shell expects
         code = 130
     if not _interrupted:

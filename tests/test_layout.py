@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "diagnoser"
 # first use, writes that fail loudly); console, teach (learn, check-signatures), cli and its usage (--help) and eval
 # sit on top.
 ORDER = {"errors": 0, "i18n": 0, "i18n_ranks": 0, "i18n_ray": 0, "i18n_health": 0, "i18n_robust": 0, "phrases": 0,
-         "safe": 0, "lazyre": 0, "output": 0, "read": 1, "search": 2, "match": 3, "judge": 4, "report": 5, "modes": 6,
+         "safe": 0, "lazyre": 0, "output": 0, "usercache": 0, "read": 1, "search": 2, "match": 3, "judge": 4, "report": 5, "modes": 6,
          "console": 7, "teach": 8, "cli": 8, "usage": 7, "args": 7, "eval": 9, "__main__": 9, "__init__": 0}
 MAX_LINES = 300
 

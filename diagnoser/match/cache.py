@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..usercache import folder, private, write_private
 from .literals import Gate
 from .schema import Condition, Example, FramePattern, MetricClause, RemedyVariant, Signature, Text, WhenTest
 
@@ -42,11 +43,6 @@ MAGIC = b"diagnoser-db3"
 KEEP = 8  # cache files kept (other keys: other signature folders, older versions)
 _TYPES: dict[str, type] = {c.__name__: c for c in (Signature, Text, Condition, WhenTest, RemedyVariant, Example,
                                                    FramePattern, MetricClause)}
-
-
-def folder() -> Path | None:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "diagnoser" if base and base != "~" else None
 
 
 def _version(name: str) -> str:
@@ -88,7 +84,7 @@ def load(cache_key: str) -> dict[str, Any] | None:
         return None
     try:
         with open(base / f"db-{cache_key[:40]}.bin", "rb") as fh:
-            private = _private(os.fstat(fh.fileno()))
+            owned = private(os.fstat(fh.fileno()))
             raw = fh.read()
     except OSError:
         return None
@@ -104,17 +100,10 @@ def load(cache_key: str) -> dict[str, Any] | None:
         return None
     if type(data) is not dict:
         return None
-    if not private:  # the regexes' compiled forms and the serialised Hyperscan databases are code for an engine
+    if not owned:  # the regexes' compiled forms and the serialised Hyperscan databases are code for an engine
         data.pop("regexes", None)  # that does not check it: only from a file of the user's own
         data["engines"] = {}  # (compiled again from the literals)
     return data
-
-
-def _private(st: os.stat_result) -> bool:
-    """Whether a file is the user's own and no one else may write it (what the compiled regex forms are read from:
-    the SHA-256 tells a damaged file, not one written on purpose; such a file could only be the user's own doing)."""
-    getuid = getattr(os, "getuid", None)
-    return getuid is not None and st.st_uid == getuid() and not st.st_mode & 0o022
 
 
 def store(cache_key: str, payload: dict[str, Any]) -> None:
@@ -128,21 +117,9 @@ def store(cache_key: str, payload: dict[str, Any]) -> None:
     except (TypeError, ValueError):
         return  # a value the cache does not hold (a YAML date): no cache for this database
     head = b" ".join((MAGIC, cache_key.encode(), hashlib.sha256(body).hexdigest().encode()))
-    path = base / f"db-{cache_key[:40]}.bin"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()  # left by a process of the same id that was killed while writing
-        # the user's own to read and write (what load() wants of a file it reads the compiled regex forms from)
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as fh:
-            fh.write(head + b"\n" + body)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        return
-    _prune(base)
+    # the user's own to read and write (what load() wants of a file it reads the compiled regex forms from)
+    if write_private(base / f"db-{cache_key[:40]}.bin", head + b"\n" + body):
+        _prune(base)
 
 
 def _prune(base: Path) -> None:
