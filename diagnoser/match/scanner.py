@@ -212,9 +212,9 @@ class SourceScanner(HitDecider):
         """The last lines of the source, lent by the fast search after its end (it fed only some of them):
         each writer's last line and step are read from them (read/activity.py)."""
         normalizer = copy.copy(self.normalizer)
-        line_literals = self.db.search.line_literals
+        found_in = self.line_search.found_in  # what SearchIndex.line_literals does, its search looked up once
         for lineno, raw in lines:
-            found = line_literals(raw)
+            found = found_in(raw.encode("utf-8", "replace"))
             for line in normalizer.lines(lineno, raw):
                 self.activity.feed(line, probe(line.text, found) if line.text else [])
 
