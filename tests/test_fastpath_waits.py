@@ -128,3 +128,40 @@ def _clean_by_hint(data: bytes) -> bytes:
     data = _ESC_BYTES_RE.sub(b"", data) if b"\x1b" in data else data
     data = _OTHER_BYTES_RE.sub(b"", data) if _OTHER_HINT_RE.search(data) is not None else data
     return data.translate(None, CONTROL_BYTES)
+
+
+@pytest.mark.parametrize("case", ["plain", "split", "srun"])
+def test_a_hits_context_normalises_only_the_lines_of_its_stream(db, small_blocks,  # type: ignore[no-untyped-def]  # noqa: F811
+                                                                 monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                 case: str) -> None:
+    """A hit outside a traceback shows the lines before it of its own stream (within 15 lines): of the lines the
+    fast search did not feed, only those holding that stream's prefix once cleaned are normalised. Its context lines
+    may have the prefix split by a colour code; a file with srun labels (the label is part of the stream) too."""
+    rng = random.Random(31)
+    me = "\x1b[36m(WorkerDict pid=4242, ip=10.0.0.9)\x1b[0m"
+    split = "\x1b[36m(WorkerDict pid=42\x1b[0m42, ip=10.0.0.9)\x1b[0m"
+    lines = _noise(rng, 300)
+    for k in range(12):  # the stream's own lines among other streams' lines, just before the hit
+        lines.append(f"{split if case == 'split' and k % 2 else me} loading shard {k} of 12")
+        lines += _noise(rng, 1)
+    lines.append(f"{me} torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                 "capacity of 79.15 GiB of which 1.00 GiB is free.")
+    lines += _noise(rng, 200)
+    if case == "srun":
+        lines = [f"{3 if 'pid=42' in x else i % 3}: {x}" for i, x in enumerate(lines)]  # the stream's task: 3
+    log = tmp_path / "context.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    normalised: list[int] = []
+    real = normalize.Normalizer.lines
+
+    def counting(self: normalize.Normalizer, lineno: int, raw: str) -> list[normalize.LogLine]:
+        normalised.append(lineno)
+        return real(self, lineno, raw)
+
+    monkeypatch.setattr(normalize.Normalizer, "lines", counting)
+    fast = _json(db, [log], fast=True)
+    hit = next(i for i, x in enumerate(lines, 1) if "OutOfMemoryError" in x)
+    near = [n for n in normalised if hit - 15 <= n < hit]
+    assert fast == _json(db, [log], fast=False)
+    assert "loading shard 11 of 12" in fast  # the context is there (the report quotes it)
+    assert len(near) <= 8, near  # the stream's 7 lines in reach (and the hit's own), not all 15

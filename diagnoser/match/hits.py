@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..read.normalize import LogLine, Normalizer, clean_text
 from ..read.traceback import TracebackRecord
-from ..search.streams import Lookback, needles_of
+from ..search.streams import Lookback, needles_of, stream_needles
 from .database import CompiledSignature, Database, Rule
 from .events import DeferredHitEvent, Event, EvidenceLine, HitEvent
 from .matcher import Matcher
@@ -85,7 +85,8 @@ class HitDecider:
         window = rule.window
         before: list[LogLine] = []
         if tb is None:
-            before = [x for x in self._earlier_lines(line, CONTEXT_REACH) if x.stream == line.stream][-CONTEXT_BEFORE:]
+            before = [x for x in self._earlier_lines(line, CONTEXT_REACH, stream=line.stream)
+                      if x.stream == line.stream][-CONTEXT_BEFORE:]
         wait = window if tb is not None else max(window, AFTER_WAIT)
         # A hit with whole-file conditions is decided like any other and handed on as a DeferredHitEvent: the
         # collector judges those conditions once the whole source is seen. (It used to wait here for the end of
@@ -100,11 +101,14 @@ class HitDecider:
             book.pending += 1
         self.pending.append(p)
 
-    def _earlier_lines(self, line: LogLine, reach: int, wanted: tuple[str, ...] | None = None) -> list[LogLine]:
+    def _earlier_lines(self, line: LogLine, reach: int, wanted: tuple[str, ...] | None = None,
+                       stream: str | None = None) -> list[LogLine]:
         """The lines within `reach` physical lines before `line` (and earlier parts of its own line). `wanted`: of
         the lines the fast search did not feed, only those whose cleaned text holds one of these literals are
         needed (a window's conditions: a line without their gates' literals cannot meet one), so only those
-        are normalised, once the normaliser's state no longer depends on the lines it sees (read/normalize.py)."""
+        are normalised, once the normaliser's state no longer depends on the lines it sees (read/normalize.py).
+        `stream`: only the lines of that stream are needed (a hit's context): of those not fed, only the ones
+        holding the text of its transport prefix once cleaned (stream_needles) are normalised, on the same terms."""
         low = line.lineno - reach
         fed = [x for x in self.recent if low <= x.lineno <= line.lineno and x is not line]
         if self.lookback is None:
@@ -119,6 +123,8 @@ class HitDecider:
         if wanted is not None and not normalizer.settled:
             wanted = None
         needles = None if wanted is None else needles_of(wanted)
+        if stream is not None and normalizer.settled:
+            needles = stream_needles(((stream,), ())) or None  # None: not told apart by a text (no transport prefix)
         for lineno, raw in self.lookback(missing[0], missing[-1], needles):
             if lineno not in have and (wanted is None or _holds(clean_text(raw), wanted)):
                 lent.extend(normalizer.lines(lineno, raw))
