@@ -59,6 +59,7 @@ def write_private(path: Path, data: bytes) -> bool:
     return True
 
 
+_PACKAGE = (__package__ or "diagnoser").split(".")[0]
 _CODES: dict[str, CodeType] = {}  # text -> its code, as read from the file
 _USED: dict[str, CodeType] = {}  # the texts this run compiled or took from the file
 _state = {"installed": False, "read": False}
@@ -91,9 +92,14 @@ def _read(path: Path) -> dict[str, CodeType]:
     return {k: v for k, v in data.items() if type(k) is str and type(v) is CodeType}
 
 
+def _ours(module: object) -> bool:
+    return type(module) is str and (module == _PACKAGE or module.startswith(_PACKAGE + "."))
+
+
 def _exec(source: Any, globals_: Any = None, locals_: Any = None, /) -> None:
-    """`exec` as dataclasses.py calls it: a text's code comes from the cache when it holds it."""
-    if type(source) is str:
+    """`exec` as dataclasses.py calls it: the code of a text written for one of the package's classes (run in its
+    module's globals) comes from the cache when it holds it; any other text is compiled as ever, and not kept."""
+    if type(source) is str and type(globals_) is dict and _ours(globals_.get("__name__")):
         code = _USED.get(source) or _CODES.get(source)
         if code is None:
             # what exec() compiles a text to: no flags of this module (its `from __future__ import annotations`)

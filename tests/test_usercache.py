@@ -38,6 +38,12 @@ for info in pkgutil.walk_packages(diagnoser.__path__, "diagnoser."):
                 out[f"{info.name}.{name}.{meth}"] = [code.co_code.hex(), repr(code.co_consts), code.co_names,
                     code.co_varnames, code.co_flags, repr(getattr(f, "__annotations__", None)),
                     repr(f.__defaults__), repr(f.__kwdefaults__)]
+before = len(usercache._USED)
+@dataclasses.dataclass(frozen=True)
+class Other:  # another module's class (this script's): compiled as ever, not kept
+    a: int
+    b: str = "x"
+assert Other(1) == Other(1) and len(usercache._USED) == before, "another module's class was kept"
 from_file = len(usercache._CODES)
 compiled = [t for t in usercache._USED if t not in usercache._CODES]  # the texts this run compiled
 usercache.save()
