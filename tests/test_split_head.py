@@ -35,3 +35,16 @@ def test_the_fact_region_ends_where_walking_every_newline_says(tmp_path: Path, m
         data = text.encode() + (b"tail without newline" if case % 3 == 0 else b"")
         path.write_bytes(data)
         assert split._facts_end(path) == _walked(data, lines), (chunk, lines, data)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 9, 10, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3_000_000, 10**9])
+def test_lines_before_counts_the_line_ends_before_an_offset(tmp_path: Path, offset: int) -> None:
+    """lines_before (a split part's first line number) reads through one reused buffer: the same count as counting
+    the bytes before the offset, at and across the buffer's size, past the end of the file."""
+    from diagnoser.read.sources import lines_before
+
+    rng = random.Random(offset)
+    data = b"".join(b"x" * rng.randrange(0, 300) + b"\n" for _ in range(20_000))
+    path = tmp_path / "log"
+    path.write_bytes(data)
+    assert lines_before(path, offset) == data[:offset].count(b"\n")

@@ -58,14 +58,15 @@ def lines_before(path: Path, offset: int) -> int:
     """How many lines end before byte `offset` (a split part's first line number; a followed file's
     line count when it is first seen)."""
     count = 0
-    with open(path, "rb") as fh:
+    buf = bytearray(1 << 20)  # read into one buffer: a new 16 MB bytes per read cost a third more (page faults)
+    with open(path, "rb", buffering=0) as fh:
         remaining = offset
         while remaining > 0:
-            chunk = fh.read(min(16 << 20, remaining))
-            if not chunk:
+            got = fh.readinto(buf if remaining >= len(buf) else memoryview(buf)[:remaining])
+            if not got:
                 break
-            count += chunk.count(b"\n")
-            remaining -= len(chunk)
+            count += buf.count(b"\n", 0, got)
+            remaining -= got
     return count
 
 
