@@ -8,8 +8,10 @@ before from a cache file instead of compiling the text again; `save()` writes wh
 text is what compiling that text gives (with the flags `exec` gives it), so every class is the same as without the
 cache. The file is code Python runs, as a `__pycache__` file is: it is read only when it is the user's own and no
 one else may write it (it is written 0600), for the same Python build (the file is named by it), and whole (a
-SHA-256 of the rest heads it); any other file is not read, and each text is compiled as without a cache. Nothing is
-written when Python is told not to write bytecode (PYTHONDONTWRITEBYTECODE, -B).
+SHA-256 of the rest heads it); any other file is not read, and each text is compiled as without a cache. It is
+written like the database cache beside it, also where PYTHONDONTWRITEBYTECODE is set: that variable keeps
+`__pycache__` folders out of source trees (containers set it by habit, and pip compiles an installed package's
+bytecode all the same); this file lives in the user's cache folder.
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ def install() -> None:
 def save() -> None:
     """Write the file again when this run compiled a text it did not hold."""
     path = code_path()
-    if not _state["read"] or path is None or sys.dont_write_bytecode or all(t in _CODES for t in _USED):
+    if not _state["read"] or path is None or all(t in _CODES for t in _USED):
         return
     keep = dict(_USED)
     for text, code in _CODES.items():  # the texts of other modes' classes too, as far as there is room
