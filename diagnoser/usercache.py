@@ -119,14 +119,14 @@ def install() -> None:
 
     _state["installed"] = True
     path = code_path()
-    if path is not None:
+    if path is not None and hasattr(os, "getuid"):  # where a file's owner cannot be told (Windows), none is read
         _CODES.update(_read(path))
         _state["read"] = True
     vars(dataclasses)["exec"] = _exec  # found before the builtin by dataclasses.py's own code
 
 
 def save() -> None:
-    """Write the file again when this run compiled a text it did not hold."""
+    """Write the file again when this run compiled a text it did not hold (never where none could be read)."""
     path = code_path()
     if not _state["read"] or path is None or all(t in _CODES for t in _USED):
         return

@@ -120,3 +120,27 @@ def test_written_where_python_writes_no_bytecode(tmp_path: Path, monkeypatch: py
     assert not _run("install", tmp_path, dont_write=True)["compiled"]  # the second run reads what the first wrote
     path = usercache.code_path()
     assert path is not None and path.is_file()
+
+
+def test_neither_read_nor_written_where_owners_cannot_be_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without os.getuid (Windows) no file could ever be trusted: none is read, so none is written either (it would
+    be written again on every run)."""
+    import dataclasses
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delattr(usercache.os, "getuid")
+    monkeypatch.setattr(usercache, "_state", {"installed": False, "read": False})
+    monkeypatch.setattr(usercache, "_USED", {})
+    monkeypatch.setattr(usercache, "_CODES", {})
+    before = vars(dataclasses).get("exec")
+    try:
+        usercache.install()
+        usercache._USED["text"] = compile("x = 1", "<string>", "exec")
+        usercache.save()
+    finally:
+        if before is None:
+            vars(dataclasses).pop("exec", None)
+        else:
+            vars(dataclasses)["exec"] = before
+    path = usercache.code_path()
+    assert path is not None and not path.exists()
