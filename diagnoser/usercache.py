@@ -101,6 +101,11 @@ def _ours(module: object) -> bool:
 def _exec(source: Any, globals_: Any = None, locals_: Any = None, /) -> None:
     """`exec` as dataclasses.py calls it: the code of a text written for one of the package's classes (run in its
     module's globals) comes from the cache when it holds it; any other text is compiled as ever, and not kept."""
+    if globals_ is None:  # what exec() without them runs in: its caller's (dataclasses.py always gives its own)
+        caller = sys._getframe(1)
+        globals_ = caller.f_globals
+        if locals_ is None:
+            locals_ = caller.f_locals
     if type(source) is str and type(globals_) is dict and _ours(globals_.get("__name__")):
         code = _USED.get(source) or _CODES.get(source)
         if code is None:

@@ -144,3 +144,15 @@ def test_neither_read_nor_written_where_owners_cannot_be_told(tmp_path: Path, mo
             vars(dataclasses)["exec"] = before
     path = usercache.code_path()
     assert path is not None and not path.exists()
+
+
+def test_exec_without_namespaces_runs_in_its_callers() -> None:
+    """The cached exec given no namespaces runs the code where the builtin would: in its caller's globals and locals
+    (dataclasses.py always passes its own; anything else calling the module's `exec` gets the same as before)."""
+    marker = "usercache-test"
+    seen: list[str] = []
+    usercache._exec("seen.append(__name__ + ':' + marker)")  # `seen` and `marker` are this function's locals
+    assert seen == [f"{__name__}:{marker}"]
+    ns: dict[str, object] = {}
+    usercache._exec("x = marker", {"marker": marker}, ns)
+    assert ns["x"] == marker
