@@ -10,7 +10,7 @@ time its parser takes (lazyre.compile_known), and compiled from its text when it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import regex
 
@@ -73,11 +73,13 @@ class Rule:
     where: str  # e.g. "match.any[1]", for warnings
     all: tuple[CompiledCondition, ...] = ()
     not_: tuple[CompiledCondition, ...] = ()
+    # how many lines after a hit must be seen before its window conditions can be decided (read on every line fed
+    # while a hit waits: worked out once)
+    window: int = field(init=False, default=0)
 
-    @property
-    def window(self) -> int:
-        """How many lines after a hit must be seen before its window conditions can be decided."""
-        return max((c.cond.lines for c in (*self.all, *self.not_) if c.cond.scope == "window"), default=0)
+    def __post_init__(self) -> None:
+        conds = (*self.all, *self.not_)
+        object.__setattr__(self, "window", max((c.cond.lines for c in conds if c.cond.scope == "window"), default=0))
 
     @property
     def whole_file(self) -> bool:

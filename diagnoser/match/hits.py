@@ -36,7 +36,6 @@ class Pending:
     after: list[LogLine] = field(default_factory=list)
     window_all: list[bool] = field(default_factory=list)
     window_not: bool = False
-    window: int = 0  # rule.window (a property: not computed again on every line fed)
 
 
 @dataclass(slots=True)
@@ -91,7 +90,7 @@ class HitDecider:
         # A hit with whole-file conditions is decided like any other and handed on as a DeferredHitEvent: the
         # collector judges those conditions once the whole source is seen. (It used to wait here for the end of
         # the source, so N such hits made every line walk N pending hits: 2.5k lines took 5 s, 10k 209 s.)
-        p = Pending(cs, rule, line, merged, tb, line.lineno + wait, before, window=window)
+        p = Pending(cs, rule, line, merged, tb, line.lineno + wait, before)
         if window:
             p.window_all = [False] * len(rule.all)
             for x in self._earlier_lines(line, window, _window_literals(rule)):
@@ -150,7 +149,7 @@ class HitDecider:
 
     def _advance_pending(self, line: LogLine) -> None:
         for p in self.pending:
-            if p.window and line.lineno <= p.line.lineno + p.window:
+            if p.rule.window and line.lineno <= p.line.lineno + p.rule.window:
                 self._window_check(p, line)
             if p.tb is None and line.stream == p.line.stream and len(p.after) < CONTEXT_AFTER \
                     and line is not p.line and line.lineno - p.line.lineno <= CONTEXT_REACH:
@@ -267,10 +266,10 @@ def _window_literals(rule: Rule) -> tuple[str, ...] | None:
 def window_needs(p: Pending, lineno: int) -> tuple[str, ...] | None:
     """The literals of which a line at `lineno` must hold one to decide one of `p`'s window conditions still open
     (None when such a condition has no gate: any line may decide it; () when none is open there)."""
-    if not p.window:
+    rule = p.rule
+    if not rule.window:
         return ()
     out: list[str] = []
-    rule = p.rule
     reach = lineno - p.line.lineno
     for i, c in enumerate(rule.all):
         if c.cond.scope == "window" and not p.window_all[i] and reach <= c.cond.lines:
