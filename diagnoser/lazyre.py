@@ -148,5 +148,3 @@ def compile_known(pattern: str) -> regex.Pattern[str]:
         if isinstance(compiled, regex.Pattern) and compiled.pattern == pattern:
             return compiled
     return regex.compile(pattern)
-
-

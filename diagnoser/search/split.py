@@ -54,12 +54,12 @@ def _facts_end(path: Path) -> int | None:
                 return None
             n = chunk.count(b"\n")
             if seen + n >= FACT_LINES:
-                return offset + _nth_line_end(chunk, 0, FACT_LINES - seen)
+                return offset + nth_line_end(chunk, 0, FACT_LINES - seen)
             seen += n
             offset += len(chunk)
 
 
-def _nth_line_end(data: bytes | bytearray, start: int, n: int) -> int:
+def nth_line_end(data: bytes | bytearray, start: int, n: int) -> int:
     """The offset just past the n-th newline from `start`, or -1 when there are fewer."""
     pos = start - 1
     for _ in range(n):
@@ -78,7 +78,7 @@ def quiet_start(window: bytes | bytearray, earliest: int, search: LiteralSearch)
         cut = max(gap + QUIET_BYTES, earliest)
         if cut < nxt:
             cut = window.find(b"\n", cut - 1) + 1 if cut > 0 else 0  # the next line start
-            by_lines = _nth_line_end(window, gap, QUIET_LINES)
+            by_lines = nth_line_end(window, gap, QUIET_LINES)
             if by_lines >= 0:
                 cut = max(cut, by_lines)
                 if 0 < cut < nxt:

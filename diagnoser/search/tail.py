@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..read.sources import line_text
 from .feeder import FastFeeder
+from .split import nth_line_end
 
 
 def tail_lines(feeder: FastFeeder, n: int) -> list[tuple[int, str]]:
@@ -29,9 +30,7 @@ def _lines_from(data: bytes, k: int) -> list[bytes]:
     if k > newlines:
         return []
     if k <= newlines - k:
-        at = -1
-        for _ in range(k):
-            at = data.find(b"\n", at + 1)
+        at = nth_line_end(data, 0, k) - 1
     else:  # the k-th newline is the (newlines - k + 1)-th from the end
         at = len(data)
         for _ in range(newlines - k + 1):
