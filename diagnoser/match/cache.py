@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import marshal
 import os
 import sys
@@ -173,13 +174,14 @@ def decode(value: Any) -> Any:
     t = type(value)
     if t in _ATOMS:
         return value
+    # an atom is taken as it is where it stands (most values are strings: a call for each cost half the decoding)
     if t is tuple:
-        return tuple([decode(v) for v in value])
+        return tuple([v if type(v) in _ATOMS else decode(v) for v in value])
     if t is list:
         if not value:
             raise TypeError("an empty list is no record")
         head = value[0]
-        items = [decode(v) for v in value[1:]]
+        items = [v if type(v) in _ATOMS else decode(v) for v in itertools.islice(value, 1, None)]
         if head is None:
             return items
         if type(head) is not str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,8 @@ from .literals import Gate, nesting_problem, required_gate
 from .observe import OBSERVATIONS
 from .schema import Condition, Signature, placeholder_names
 from .sigfile import MAX_FILE_BYTES as MAX_FILE_BYTES
-from .sigfile import read_signature_file
+from .sigfile import display_name, read_signature_file, yaml_files
+from .sigfile import signature_files as signature_files
 
 _GATES: dict[str, Gate | None] = {}  # every gate derived in this process (by _Compiler.gate)
 
@@ -78,21 +79,6 @@ def builtin_root() -> Path:
     return Path(__file__).resolve().parents[2] / "signatures"
 
 
-def _yaml_files(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            if name.endswith((".yaml", ".yml")) and not name.endswith(".expected.yaml"):
-                yield Path(dirpath) / name
-
-
-def _display(path: Path, root: Path) -> str:
-    try:
-        return str(Path(root.name) / path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
 def load_file(path: Path, root: Path) -> Signature:
     """Read and validate one signature file; its folder below `root` is its layer."""
     import yaml  # only to build the database: a start-up from the cache reads no YAML
@@ -101,7 +87,7 @@ def load_file(path: Path, root: Path) -> Signature:
     from .sigfile import no_aliases, signature_text
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is several times faster
-    shown = _display(path, root)
+    shown = display_name(path, root)
     text = signature_text(read_signature_file(path, shown), shown)
     try:
         no_aliases(text, shown, loader)
@@ -130,7 +116,7 @@ def load_signatures(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) ->
     by_id: dict[str, Signature] = {}
     for root, _is_builtin in roots:
         seen_here: dict[str, str] = {}
-        for path in _yaml_files(root):
+        for path in yaml_files(root):
             sig = load_file(path, root)
             if sig.id in seen_here:
                 raise SignatureError(sig.path, "id", Msg("err_sig_dup", sig_id=sig.id, other=seen_here[sig.id]))
@@ -252,18 +238,19 @@ def _check_placeholders(sig: Signature) -> None:
         raise SignatureError(sig.path, "why", "English and Chinese texts use different placeholders")
 
 
-def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> Database:
+def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True,
+                  files: list[tuple[str, bytes]] | None = None) -> Database:
     """The database of the built-in signatures and those of `extra_dirs`: from the on-disk cache when it holds
-    this very set of files (cache.py), else read, validated and compiled, and cached for the next run."""
+    this very set of files (cache.py), else read, validated and compiled, and cached for the next run. `files`:
+    what `signature_files` gave for these roots, when the caller read them already."""
     roots = [builtin_root()] if builtin else []
     for d in extra_dirs:
         if not d.is_dir():
             raise SignatureError(str(d), "", Msg("err_sig_folder"))
         roots.append(d)
-    try:
-        files = signature_files(roots)
-    except OSError:
-        files = None  # load_signatures says what is wrong
+    if files is None:
+        with contextlib.suppress(OSError):  # else load_signatures says what is wrong
+            files = signature_files(roots)
     key = cache.key(files, engine_name()) if files is not None else None
     data = cache.load(key) if key is not None else None
     if data is not None:
@@ -274,11 +261,6 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True) -> D
     if key is not None:
         cache.store(key, _to_cache(db, gates))
     return db
-
-
-def signature_files(roots: Iterable[Path]) -> list[tuple[str, bytes]]:
-    """(name, bytes) of every signature file under `roots`, in reading order: what a cache key covers."""
-    return [(f"{n}:{p}", read_signature_file(p, _display(p, r))) for n, r in enumerate(roots) for p in _yaml_files(r)]
 
 
 def _to_cache(db: Database, gates: dict[str, Gate | None]) -> dict[str, object]:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from .database import Database, _yaml_files
+from .database import Database
 from .literals import spellings
 from .schema import FIELD_ORDER, Signature
+from .sigfile import yaml_files
 
 ERROR, WARNING = "error", "warning"
 # what `diagnose learn` writes where a person must fill in the text
@@ -122,7 +123,7 @@ def _skeleton(sig: Signature) -> list[Problem]:
 
 def _field_order(root: Path, wanted: set[str] | None) -> list[Problem]:
     out: list[Problem] = []
-    for path in _yaml_files(root):
+    for path in yaml_files(root):
         if wanted is not None and path.stem not in wanted:
             continue
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from ..i18n import Msg
 MAX_FILE_BYTES = 1 << 20  # a signature file is a few KiB; anything bigger is not one
 
 
-def read_signature_file(path: Path, shown: str) -> bytes:
+def read_signature_file(path: str | Path, shown: str) -> bytes:
     """The bytes of a signature file: a regular file of at most MAX_FILE_BYTES, or a SignatureError.
 
     Opened without blocking (a FIFO would wait for a writer forever) and checked on the open handle (a link to
@@ -61,3 +62,37 @@ def no_aliases(text: str, shown: str, loader: Any) -> None:
 
     if "*" in text and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=loader)):
         raise SignatureError(shown, "", Msg("err_sig_alias"))
+
+
+def yaml_files(root: Path) -> Iterator[Path]:
+    """The signature files under `root`, in reading order."""
+    return map(Path, yaml_paths(root))
+
+
+def yaml_paths(root: Path) -> Iterator[str]:
+    """The signature files under `root`, in reading order, as the strings `str(path)` would give (made as strings:
+    the pathlib objects took two thirds of listing and reading 590 files)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith((".yaml", ".yml")) and not name.endswith(".expected.yaml"):
+                yield os.path.join(dirpath, name)
+
+
+def display_name(path: Path, root: Path) -> str:
+    """How a signature file is named in messages: its root folder's name, then its path below it."""
+    try:
+        return str(Path(root.name) / path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def signature_files(roots: Iterable[Path]) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every signature file under `roots`, in reading order: what a cache key covers."""
+    out = []
+    for n, root in enumerate(roots):
+        top = str(root)
+        for p in yaml_paths(root):
+            shown = os.path.join(root.name, p[len(top):].lstrip(os.sep))  # what display_name gives, without pathlib
+            out.append((f"{n}:{p}", read_signature_file(p, shown)))
+    return out

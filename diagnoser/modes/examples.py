@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import SignatureError
 from ..i18n import Msg
 from ..match import cache
-from ..match.database import Database, load_database, load_signatures, signature_files
+from ..match.database import Database, builtin_root, load_database, load_signatures, signature_files
 from ..match.schema import Example
 from .batch import diagnose_text
 from .pipeline import Pipeline
@@ -99,13 +99,15 @@ def load_checked(extra_dirs: Iterable[Path] = ()) -> Database:
     again (522 signatures took 20 s a run). The built-in signatures are held to the full check (`run_examples`)
     by the test suite."""
     dirs = list(extra_dirs)
-    db = load_database(dirs)
     if not dirs:
-        return db
-    try:  # files whose examples held once (under this very code) hold again: checked once, remembered in the cache
-        checked: str | None = cache.key(signature_files(dirs), "examples")
+        return load_database()
+    try:  # every file read once: for the database's cache key, and the user's for the key of their examples' check
+        files: list[tuple[str, bytes]] | None = signature_files([builtin_root(), *dirs])
     except OSError:
-        checked = None
+        files = None
+    db = load_database(dirs, files=files)
+    # files whose examples held once (under this very code) hold again: checked once, remembered in the cache
+    checked = cache.key([f for f in files if not f[0].startswith("0:")], "examples") if files is not None else None
     if checked is not None and cache.load(checked) is not None:
         return db
     for sig in load_signatures(dirs, builtin=False):
