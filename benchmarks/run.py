@@ -13,14 +13,17 @@ lines/s, peak RSS and the ratio to grep's time in the same run; the findings are
 the generator injected. The live rows (benchmarks/live_rate.py): a child printing --live-lines lines as
 fast as it can, alone and under `diagnose run` (how fast it prints, what diagnose costs, whether the
 traceback after the flood is the root cause), and `--follow` on a file appended as fast (lines/s, how soon
-the traceback is told). Then the cost of database size: `diagnose -j 1` with ten times the signatures
-(synthetic ones, each with its own literals) against the same run without them.
+the traceback is told). The start-up rows: a 40-line log with a warm cache, as JSON and as text, and
+`--version`. Then the cost of database size: `diagnose -j 1` with ten times the signatures (synthetic
+ones, each with its own literals) against the same run without them.
 
 diagnose runs as an installed package does, with the bytecode of its modules (compiled first, into the
 package's __pycache__ folders, even where PYTHONDONTWRITEBYTECODE is set: see installed_bytecode).
 
 grep's output goes to a pipe, never to /dev/null: GNU grep notices /dev/null and stops at the first
-match. Wall times are the best of --repeat runs; the spread (worst - best) is shown beside them.
+match. Wall times are the best of --repeat runs; the spread (worst - best) is shown beside them. The
+commands compared with each other (grep and diagnose on one log; the database without and with the
+synthetic signatures) run in turn, round after round, so a machine whose speed drifts slows them alike.
 
 Peak RSS is each process's own high-water mark (VmHWM in /proc/PID/status), the largest of the command's
 processes (diagnose's pool workers too): not getrusage's ru_maxrss, which Linux carries across fork and exec
@@ -106,10 +109,33 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int
     return secs, max(peaks.values(), default=0), out
 
 
-def best_of(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, int, bytes]:
-    runs = [timed(cmd, env) for _ in range(repeat)]
-    best = min(runs, key=lambda r: r[0])
-    return best[0], max(r[0] for r in runs) - best[0], max(r[1] for r in runs), best[2]
+def best_in_turn(cmds: list[list[str]], repeat: int,
+                 env: dict[str, str] | None = None) -> list[tuple[float, float, int, bytes]]:
+    """For each command: its best wall time, the spread, its peak RSS and its stdout; the commands run in turn in each round (the first, the second, ..., then again):
+    a machine whose speed drifts over minutes slows them alike, so the ratios between them hold."""
+    rounds = [[timed(cmd, env) for cmd in cmds] for _ in range(repeat)]
+    out = []
+    for k in range(len(cmds)):
+        runs = [r[k] for r in rounds]
+        best = min(runs, key=lambda r: r[0])
+        out.append((best[0], max(r[0] for r in runs) - best[0], max(r[1] for r in runs), best[2]))
+    return out
+
+
+def startup_rows(diagnose: list[str], sample: Path, work: Path, repeat: int) -> list[str]:
+    """A 40-line log (the first 40 lines of a shipped sample) with a warm cache, as JSON and as text (to a pipe),
+    and `--version`: the best and the median of `repeat` rounds, the commands in turn."""
+    log = work / "forty-lines.log"
+    log.write_bytes(b"\n".join(sample.read_bytes().split(b"\n")[:40]) + b"\n")
+    plain = [x for x in diagnose if x not in ("--format", "json")]
+    cmds = {"40-line log, JSON": [*diagnose, str(log)], "40-line log, text": [*plain, "--format", "text", str(log)],
+            "`--version`": [*plain, "--version"]}
+    rounds = [[timed(cmd)[0] for cmd in cmds.values()] for _ in range(repeat)]
+    rows = []
+    for k, what in enumerate(cmds):
+        times = sorted(r[k] for r in rounds)
+        rows.append(f"| start-up | {what} | {times[0]:.2f} (median {times[len(times) // 2]:.2f}) | | | | | |")
+    return rows
 
 
 def installed_bytecode() -> None:
@@ -184,18 +210,20 @@ def main(argv: list[str] | None = None) -> int:
         mb = path.stat().st_size / 1e6
         with open(path, "rb") as fh:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
-        grep_s = None
-        for what, cmd in [("`LC_ALL=C grep -c -F -f literals.txt`", ["grep", "-c", "-F", "-f", str(literals), str(path)]),
-                          ("diagnose -j 1", [*diagnose, "-j", "1", str(path)]),
-                          (f"diagnose (-j {cores})", [*diagnose, str(path)])]:
-            secs, spread, rss, out = best_of(cmd, args.repeat)
-            grep_s = secs if grep_s is None else grep_s
+        rows = [("`LC_ALL=C grep -c -F -f literals.txt`", ["grep", "-c", "-F", "-f", str(literals), str(path)]),
+                ("diagnose -j 1", [*diagnose, "-j", "1", str(path)]), (f"diagnose (-j {cores})", [*diagnose, str(path)])]
+        results = best_in_turn([cmd for _what, cmd in rows], args.repeat)
+        grep_s = results[0][0]
+        for (what, _cmd), (secs, spread, rss, out) in zip(rows, results, strict=True):
             note = ""
             if what.startswith("diagnose"):
                 found = {f["id"] for f in json.loads(out)["findings"]}
                 note = f"{len(set(expected) & found)} of {len(set(expected))} injected kinds"
             print(f"| {name} | {what} | {secs:.2f} ({spread:.2f}) | {mb / secs:,.0f} | {lines / secs:,.0f} | "
                   f"{rss / 1024:.0f} | {secs / grep_s:.2f}× | {note} |", flush=True)
+    for row in startup_rows(diagnose, ROOT / "sample_logs" / "chatlearn" / "cuda-oom-fsdp-packing.log", work,
+                            max(5, args.repeat)):
+        print(row, flush=True)
     if args.live_lines > 0:
         live = work / "live"
         live.mkdir(parents=True, exist_ok=True)
@@ -206,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         extra = work / "synthetic-signatures"
         count = write_signatures(extra, 9)
         warm_cache([*diagnose, "--signatures", str(extra)], work)
-        base, spread_b, _rss, _out = best_of([*diagnose, "-j", "1", str(path)], args.repeat)
-        more, spread_m, _rss, _out = best_of([*diagnose, "-j", "1", "--signatures", str(extra), str(path)], args.repeat)
+        (base, spread_b, _rss, _out), (more, spread_m, _rss, _out) = best_in_turn(
+            [[*diagnose, "-j", "1", str(path)], [*diagnose, "-j", "1", "--signatures", str(extra), str(path)]],
+            args.repeat)
         print(f"\nten times the signatures ({count} synthetic ones added), {name}, -j 1: {base:.2f} s ({spread_b:.2f}) → "
               f"{more:.2f} s ({spread_m:.2f}), {100 * (more / base - 1):+.0f}%")
     return 0

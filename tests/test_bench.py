@@ -1,12 +1,14 @@
-"""The benchmark's own measuring (benchmarks/run.py): each command's peak memory is its own."""
+"""The benchmark's own measuring (benchmarks/run.py): each command's peak memory is its own; the commands compared
+run in turn."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
-from benchmarks.run import timed
+from benchmarks.run import best_in_turn, timed
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -24,3 +26,13 @@ def test_peak_rss_is_the_command_s_own() -> None:
     _secs, child, _out = timed([sys.executable, "-c", parent])
     assert 120 << 10 < child < 200 << 10
     del hold
+
+
+def test_the_commands_compared_run_in_turn(tmp_path: Path) -> None:
+    """Round after round, each command once (not all runs of one, then all of the next: a machine whose speed
+    drifts would slow one and not the other); each command's best run is the one reported, with its output."""
+    order = tmp_path / "order"
+    cmds = [["sh", "-c", f"echo {x} >> {order}; echo {x}"] for x in "ab"]
+    got = best_in_turn(cmds, 3)
+    assert order.read_text().split() == ["a", "b"] * 3
+    assert [r[3] for r in got] == [b"a\n", b"b\n"] and all(r[0] > 0 and r[1] >= 0 for r in got)
