@@ -12,7 +12,6 @@ from collections import deque
 from collections.abc import Callable
 
 from ..read.activity import ActivityTracker
-from ..read.frames import frames_of
 from ..read.grouper import STALE_TB, TracebackGrouper
 from ..read.lone import LONE_KEEP, LONE_TAIL, lone_error
 from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
@@ -24,16 +23,15 @@ from .database import Database
 from .events import (
     ActivityEvent,
     Event,
-    EvidenceLine,
     FactEvent,
     FileSeenEvent,
-    HitEvent,
     MarkEvent,
     MetricEvent,
     SeenEvent,
     StackEvent,
     UnrecognizedEvent,
 )
+from .framehits import frame_hits
 from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook, window_needs
 from .matcher import Matcher
 from .metrics import ReaderState, read_record
@@ -68,6 +66,7 @@ class SourceScanner(HitDecider):
         self.cond_keys = db.cond_keys
         self.lookback: Lookback | None = None  # the fast path lends the lines it skipped (for context) through this
         self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
+        self.made = 0  # the logical lines it made
         self.found: frozenset[str] = frozenset()  # the gate literals it holds
         search = db.search
         self.line_search = search.line_search  # what line_literals searches with
@@ -135,8 +134,18 @@ class SourceScanner(HitDecider):
         self.lines += 1
         self.raw = raw
         self.found = self.line_search.found_in(raw.encode("utf-8", "replace")) if found is None else found
-        for line in self.normalizer.lines(lineno, raw):
+        lines = self.normalizer.lines(lineno, raw)
+        self.made = len(lines)
+        for line in lines:
             self.feed(line)
+
+    def repeat_free(self) -> bool:
+        """Whether the physical line just fed is one whose copies change nothing (search/repeats.py): it made one
+        logical line, of NCCL's chatter (each writer's activity ignores it), read by a settled normaliser, and no lone
+        error (a colour code may hide its literal from the search, not from the text)."""
+        line = self.recent[-1]
+        return self.made == 1 and self.normalizer.settled and " NCCL INFO " in line.text \
+            and not (self.lone and self.lone[-1][0] is line)
 
     def feed(self, line: LogLine) -> None:
         self.lineno = line.lineno
@@ -265,36 +274,13 @@ class SourceScanner(HitDecider):
     def _retire(self, book: TracebackBook) -> None:
         self.books.pop(book.record.tb_id, None)
         tb = book.record
-        if book.accepted == 0 and tb.cut and not tb.at_exit and not book.deferred and self._frame_hits(tb):
-            return
+        if book.accepted == 0 and tb.cut and not tb.at_exit and not book.deferred:
+            hits = frame_hits(self.db, self.matcher, tb)
+            for hit in hits:
+                self.emit(hit)
+            if hits:
+                return
         # Ray's log dedup: "Traceback ... [repeated 7x across cluster]" with no body echoes tracebacks shown once
         echo = tb.first.repeat > 1 and tb.exc_type == "?"
         if book.accepted == 0 and not tb.ignored and not echo:
             self.emit(UnrecognizedEvent(tb.exc_type, tb.message, tb.frame, tb.first, tb.kind, tuple(book.deferred)))
-
-    def _frame_hits(self, tb: TracebackRecord) -> bool:
-        """A traceback that closed with no exception line: the signatures whose `match.frames` its frames hold.
-        Each is a hit made from frames alone (it ranks below a whole match); evidence is the frames it matched."""
-        rules = self.db.frame_rules
-        if not rules:
-            return False
-        frames = frames_of(tb.lines)
-        if not frames:
-            return False
-        done: set[int] = set()
-        for rule in rules:
-            if rule.sig_index in done:
-                continue
-            got = rule.match(frames, self.matcher.timeout)
-            if got is None:
-                continue
-            found, captures = got
-            cs = self.db.signatures[rule.sig_index]
-            if any(c.cond.scope == "traceback" and self.matcher.condition(c, x.text, cs.sig.id) is not None
-                   for c in cs.not_ for x in tb.lines):
-                continue  # the signature's own look-alike inside this traceback
-            done.add(rule.sig_index)
-            key = found[-1].line
-            evidence = tuple(EvidenceLine(f.line.lineno, f.line.raw, f.line is key) for f in found[-4:])
-            self.emit(HitEvent(cs.sig.id, key, captures, evidence, "frames"))
-        return bool(done)

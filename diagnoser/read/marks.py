@@ -141,6 +141,11 @@ WRITER_STATE_KINDS = frozenset({"wd_timeout", "wd_progress", "gloo_timeout", "gl
 SPLIT_FREE_LITERALS: tuple[str, ...] = tuple(sorted(
     {lit for k, lits, _rx in PROBES if k not in WRITER_STATE_KINDS for lit in lits}
     - {lit for k, lits, _rx in PROBES if k in WRITER_STATE_KINDS for lit in lits}))
+# a line holding no other literal than these, and NCCL's chatter (which each writer's activity ignores), changes
+# nothing once a copy of it was read: the book keeps a writer's first communicator of the largest size (nccl_init,
+# judge/book.py), and a copy (the same prefixes, the same text but for the hex numbers: a communicator's address)
+# tells the same writer, size, device and bus id. The fast search feeds such a line once (search/repeats.py).
+REPEAT_FREE_LITERALS = frozenset({"cudaDev "})
 # with MARK_LITERALS (the marks of cross-rank forensics), every line a reader needs the fast search to feed it:
 # tracebacks, lone errors, py-spy's thread headers
 LINE_READER_LITERALS = GROUPER_LITERALS + LONE_LITERALS + THREAD_LITERALS

@@ -9,7 +9,8 @@ evidence and `within` windows), the head of the file is fed whole (config dumps,
 timestamps), and feeding goes on line by line while the scanner waits on nearby lines. While a traceback
 is open on a prefixed stream (`[rank3]:`, a Ray actor), only that stream's lines are fed, and the
 scanner is told the line numbers it passes (it closes a traceback whose stream went silent). Lines never
-fed hold no gate literal and belong to no stream holding an open traceback, so they could not have
+fed hold no gate literal and belong to no stream holding an open traceback, or are copies of a line fed
+already whose copies change nothing (NCCL's communicator-init lines: repeats.py), so they could not have
 changed what the scanner reports: the result equals feeding every line (tests prove it on every sample).
 """
 
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
 from ..read.normalize import FACT_LINES, HEAD_LINES, clean_text
 from ..read.sources import MAX_LINE, line_text
+from .blocks import pieces
 from .index import SearchIndex
+from .repeats import Repeats
 from .streams import Lookback, Want, line_hits, prefixed_head, region_hits, stream_hits, stream_needles
 
 BLOCK = 4 << 20
@@ -42,6 +45,8 @@ class Sink(Protocol):
     def tick(self, lineno: int) -> None: ...
 
     def feed_raw(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None: ...
+
+    def repeat_free(self) -> bool: ...
 
     def lend(self, lines: list[tuple[int, str]]) -> None: ...
 
@@ -80,6 +85,8 @@ class FastFeeder:
         self.history: deque[tuple[bytes, int, int]] = deque()
         self.cur_off, self.cur_line = 0, 0  # where the line being fed starts in `block`, its number
         self.candidates = 0  # lines the engine found (for the benchmark)
+        self.repeats = Repeats()  # lines whose copies change nothing
+        self.repeat_key: bytes | None = None  # what a copy of the line _matters looked at would have in common with it
         # needle -> (start, end, the starts of the lines in block[start:end] holding it), for hit_block
         self.hits: dict[bytes, tuple[int, int, list[int]]] = {}
         self.hit_block = b""
@@ -97,48 +104,12 @@ class FastFeeder:
     def run(self, fh: BinaryIO) -> int:
         """Read to the end; return the number of physical lines."""
         self._refresh()
-        for piece, whole in self._pieces(fh):
+        for piece, whole in pieces(fh, self.count, BLOCK):
             if whole:
                 self.feed_block(piece)
             else:
                 self.feed_loose(piece)
         return self.next_line - 1
-
-    def _pieces(self, fh: BinaryIO) -> Iterator[tuple[bytes, bool]]:
-        """The input as blocks of whole lines (True), and the cut heads of over-long lines (False)."""
-        carry = b""
-        long_head: bytes | None = None  # the first MAX_LINE bytes of a line still being read past
-        while True:
-            chunk = fh.read(BLOCK)
-            if not chunk:
-                break
-            self.count(len(chunk))
-            if long_head is not None:
-                nl = chunk.find(b"\n")
-                if nl < 0:
-                    continue  # still inside the over-long line
-                yield long_head, False
-                long_head, chunk = None, chunk[nl + 1:]
-            end = chunk.rfind(b"\n")
-            if end < 0:
-                data = carry + chunk if carry else chunk
-                if len(data) >= MAX_LINE:
-                    long_head, carry = data[:MAX_LINE], b""
-                else:
-                    carry = data
-                continue
-            if carry:  # the block copied once, not joined then cut
-                block = b"".join((carry, memoryview(chunk)[: end + 1]))
-            else:
-                block = chunk if end + 1 == len(chunk) else chunk[: end + 1]
-            carry = chunk[end + 1:]
-            yield block, True
-            if len(carry) >= MAX_LINE:
-                long_head, carry = carry[:MAX_LINE], b""
-        if long_head is not None:
-            yield long_head, False
-        elif carry:
-            yield carry + b"\n", True
 
     def _matters(self, raw: bytes, pos: int) -> bool:
         """Whether a line the engine found (at `pos`) holds a gate literal with what its rules need beside it."""
@@ -146,8 +117,10 @@ class FastFeeder:
         every = self.found_here = self.line_search.found_in(raw)
         self.found_at = pos
         found = every & (self.head_literals if head else self.body_literals)
-        if not found:
-            return False
+        # past the head a job fact's literal (a Ray actor's prefix) is read by nothing: what the copies are told by
+        key = self.repeat_key = Repeats.key(raw, found)
+        if not found or (key is not None and key in self.repeats.keys):
+            return False  # nothing to read here, or a copy of a line read already (repeats.py)
         if len(self.scanner.facts_seen) != self.facts_known:
             self._refresh()
         text = line_text(raw)
@@ -263,6 +236,8 @@ class FastFeeder:
         raw = block[pos:end]
         known = pos == self.found_at and raw.isascii() and len(raw) < MAX_LINE  # decoded, an ASCII line is the same
         self._feed(self.decoded if pos == self.decoded_at else raw, self.found_here if known else None)
+        if pos == self.found_at and self.repeat_key is not None and self.scanner.repeat_free():
+            self.repeats.remember(self.repeat_key)
         return end + 1
 
     def feed_loose(self, raw: bytes | str) -> None:
