@@ -284,8 +284,9 @@ def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, 
                                                                             fact_lines: int) -> None:
     """The scanner skips the rules, facts, file conditions, lone errors and metric readers on a line whose literals
     are all marks' that none of those names (SearchIndex.lean), and after the fact region the rules, facts, file
-    conditions and lone errors on a line holding only those and metric readers' literals (metric_lean): every sample
-    gives the report it gives without them, with the usual fact region and with one of 3 lines."""
+    conditions and lone errors on a line holding only those and metric readers' literals (metric_lean), and after the
+    head, where job facts are no longer read, with their literals too (job_only): every sample gives the report it
+    gives without them, with the usual fact region and head and with both of 3 lines."""
     import json
 
     from diagnoser.console import Warner, input_sources
@@ -306,8 +307,11 @@ def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, 
             out.append(json.dumps(data, sort_keys=True))
         return out
 
+    assert {"(WorkerDict pid=", "WORLD_SIZE"} <= db.search.job_only and not db.search.job_only & db.search.head
     monkeypatch.setattr(scanner, "FACT_LINES", fact_lines)
+    monkeypatch.setattr(scanner, "HEAD_LINES", min(fact_lines, scanner.HEAD_LINES))
     lean = reports()
     monkeypatch.setattr(SearchIndex, "lean", property(lambda self: frozenset()))
     monkeypatch.setattr(SearchIndex, "metric_lean", property(lambda self: frozenset()))
+    monkeypatch.setattr(SearchIndex, "job_only", frozenset())
     assert reports() == lean

@@ -72,6 +72,8 @@ class SourceScanner(HitDecider):
         self.line_search = search.line_search  # what line_literals searches with
         self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
         self.lean, self.metric_lean = search.lean, search.metric_lean  # lines holding only these: see feed
+        # ... past the head, where job facts are no longer read: with their literals too
+        self.lean_late, self.metric_late = search.lean | search.job_only, search.metric_lean | search.job_only
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
         self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
@@ -171,9 +173,11 @@ class SourceScanner(HitDecider):
         found = self.found
         if text and (found or self.gateless):
             # holding only literals no lookup names (SearchIndex.lean, metric_lean): read for marks and metrics alone
-            if self.gateless or not (found <= self.lean or (found <= self.metric_lean and line.lineno > FACT_LINES)):
+            late = line.lineno > HEAD_LINES
+            lean = self.lean_late if late else self.lean
+            if self.gateless or not (found <= lean or (found <= self.metric_late and line.lineno > FACT_LINES)):
                 self._match(line, text, found, tb)
-            if self.matcher.metrics is not None and (self.gateless or not found <= self.lean):
+            if self.matcher.metrics is not None and (self.gateless or not found <= lean):
                 self._metric(line)
         if line.lineno % STALE_CHECK_EVERY == 0:
             self.grouper.close_stale(line.lineno, STALE_TB)

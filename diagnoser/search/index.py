@@ -90,6 +90,7 @@ class SearchIndex:
     metrics: GateIndex = field(default_factory=GateIndex)
     metric_only: frozenset[str] = frozenset()
     mark_only: frozenset[str] = frozenset()
+    job_only: frozenset[str] = frozenset()  # the literals only job facts name: read in a file's head alone
 
     @classmethod
     def build(cls, rule_gates: Sequence[GateSpec], fact_gates: Sequence[GateSpec],
@@ -127,12 +128,16 @@ class SearchIndex:
                 for lit in gate[0]:
                     also.setdefault(lit, set()).add(gate[1])
         every = frozenset(also)
+        kinds = [kind for _n, kind in fact_kinds]
+        job = {lit for g, kind in zip(fact_gates, kinds, strict=True) if kind == "job" and g for lit in g[0]}
+        named = {lit for g, kind in zip(fact_gates, kinds, strict=True) if kind != "job" and g for lit in g[0]}
+        named |= {lit for g in (*rule_gates, *file_gates) if g is not None for lit in g[0]} | static | readers
         return cls(frozenset(static), tuple((n, frozenset(v)) for n, v in first.items()), complete,
                    GateIndex.build(rule_gates), GateIndex.build(fact_gates), GateIndex.build(late),
                    GateIndex.build(file_gates),
                    {lit: tuple(sorted(v, key=len)) for lit, v in also.items()}, every,
                    metrics=GateIndex.build((g, ()) for g in metric_gates), metric_only=frozenset(metric_only),
-                   mark_only=frozenset(mark_only - metric_only))
+                   mark_only=frozenset(mark_only - metric_only), job_only=frozenset(job - named))
 
     @property
     def lean(self) -> frozenset[str]:
