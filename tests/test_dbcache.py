@@ -152,10 +152,27 @@ def test_the_signature_files_are_named_and_shown_as_pathlib_names_them(tmp_path:
     seen: list[tuple[str, str]] = []
     monkeypatch.setattr(sigfile, "read_signature_file", lambda p, shown: seen.append((str(p), shown)) or b"")
     monkeypatch.chdir(tmp_path)
-    for given in (root, Path("mine"), Path("./mine/")):
+    for given in (root, Path("mine"), Path("./mine/"), Path(".")):
+        if given == Path("."):
+            monkeypatch.chdir(root)
         seen.clear()
         names = [name for name, _ in signature_files([Path("/nonexistent-root"), given])]
         paths = [given / rel for rel in ("x.yaml", "a/0.yaml", "a/y.yml", "a/b/z.yaml")]  # os.walk's order, sorted
         assert names == [f"1:{p}" for p in paths]
         assert seen == [(str(p), str(Path(given.name) / p.relative_to(given))) for p in paths]
-        assert seen[-1][1] == "mine/a/b/z.yaml"
+        assert seen[-1][1] == ("a/b/z.yaml" if given == Path(".") else "mine/a/b/z.yaml")
+
+
+def test_a_folder_that_is_not_one_is_told_before_any_file_is_read(tmp_path: Path) -> None:
+    # load_checked reads every signature file once for both cache keys: a --signatures that is no folder is still the
+    # error told, as it was when the database was loaded first, whatever the other folder holds
+    from diagnoser.errors import SignatureError
+    from diagnoser.modes.examples import load_checked
+
+    bad = tmp_path / "bad" / "nccl"
+    bad.mkdir(parents=True)
+    (bad / "big.yaml").write_bytes(b"#" * (2 << 20))
+    for order in ([tmp_path / "bad", tmp_path / "none"], [tmp_path / "none", tmp_path / "bad"]):
+        with pytest.raises(SignatureError) as err:
+            load_checked(order)
+        assert str(tmp_path / "none") in str(err.value), err.value

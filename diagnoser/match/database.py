@@ -243,11 +243,7 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True,
     """The database of the built-in signatures and those of `extra_dirs`: from the on-disk cache when it holds
     this very set of files (cache.py), else read, validated and compiled, and cached for the next run. `files`:
     what `signature_files` gave for these roots, when the caller read them already."""
-    roots = [builtin_root()] if builtin else []
-    for d in extra_dirs:
-        if not d.is_dir():
-            raise SignatureError(str(d), "", Msg("err_sig_folder"))
-        roots.append(d)
+    roots = signature_roots(extra_dirs, builtin)
     if files is None:
         with contextlib.suppress(OSError):  # else load_signatures says what is wrong
             files = signature_files(roots)
@@ -261,6 +257,17 @@ def load_database(extra_dirs: Iterable[Path] = (), *, builtin: bool = True,
     if key is not None:
         cache.store(key, _to_cache(db, gates))
     return db
+
+
+def signature_roots(extra_dirs: Iterable[Path] = (), builtin: bool = True) -> list[Path]:
+    """The folders signatures are read from, in order: the built-in one, then each of `extra_dirs` (a SignatureError
+    for one that is not a folder)."""
+    roots = [builtin_root()] if builtin else []
+    for d in extra_dirs:
+        if not d.is_dir():
+            raise SignatureError(str(d), "", Msg("err_sig_folder"))
+        roots.append(d)
+    return roots
 
 
 def _to_cache(db: Database, gates: dict[str, Gate | None]) -> dict[str, object]:

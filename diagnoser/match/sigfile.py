@@ -72,11 +72,13 @@ def yaml_files(root: Path) -> Iterator[Path]:
 def yaml_paths(root: Path) -> Iterator[str]:
     """The signature files under `root`, in reading order, as the strings `str(path)` would give (made as strings:
     the pathlib objects took two thirds of listing and reading 590 files)."""
+    here = str(root) == "."  # pathlib names what is under "." without the "./" os.walk puts in front
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
             if name.endswith((".yaml", ".yml")) and not name.endswith(".expected.yaml"):
-                yield os.path.join(dirpath, name)
+                path = os.path.join(dirpath, name)
+                yield path[2:] if here else path
 
 
 def display_name(path: Path, root: Path) -> str:
@@ -93,6 +95,7 @@ def signature_files(roots: Iterable[Path]) -> list[tuple[str, bytes]]:
     for n, root in enumerate(roots):
         top = str(root)
         for p in yaml_paths(root):
-            shown = os.path.join(root.name, p[len(top):].lstrip(os.sep))  # what display_name gives, without pathlib
+            rel = p if top == "." else p[len(top):].lstrip(os.sep)
+            shown = os.path.join(root.name, rel)  # what display_name gives, without pathlib
             out.append((f"{n}:{p}", read_signature_file(p, shown)))
     return out

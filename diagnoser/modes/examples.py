@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import SignatureError
 from ..i18n import Msg
 from ..match import cache
-from ..match.database import Database, builtin_root, load_database, load_signatures, signature_files
+from ..match.database import Database, load_database, load_signatures, signature_files, signature_roots
 from ..match.schema import Example
 from .batch import diagnose_text
 from .pipeline import Pipeline
@@ -102,7 +102,7 @@ def load_checked(extra_dirs: Iterable[Path] = ()) -> Database:
     if not dirs:
         return load_database()
     try:  # every file read once: for the database's cache key, and the user's for the key of their examples' check
-        files: list[tuple[str, bytes]] | None = signature_files([builtin_root(), *dirs])
+        files: list[tuple[str, bytes]] | None = signature_files(signature_roots(dirs))
     except OSError:
         files = None
     db = load_database(dirs, files=files)
