@@ -63,13 +63,82 @@ def test_copies_of_nccl_init_lines_are_fed_once(db, small_blocks, monkeypatch: p
 
 def test_a_copy_is_the_same_line_but_for_its_addresses() -> None:
     line = b"\x1b[36m(A pid=1)\x1b[0m h:1:8 [0] NCCL INFO ncclCommInitRank comm 0x%s rank 0 nranks %d cudaDev 0 busId 1b000"
-    key = Repeats.key
+    key = Repeats(frozenset({"cudaDev "})).key
     found = frozenset({"cudaDev "})
-    assert key(line % (b"abc", 8), found) == key(line % (b"f00", 8), found) is not None
+    assert key(line % (b"abc", 8), found) == key(line % (b"fed", 8), found) is not None
     assert key(line % (b"abc", 8), found) != key(line % (b"abc", 4), found)  # another size
     assert key(line % (b"abc", 8), found) != key(line % (b"ABC", 8), found)  # an address the mark does not read
-    assert key(line % (b"abc", 8), found) != key(line % (b"abcd", 8), found)
+    assert key(line % (b"abc", 8), found) != key(line % (b"abcd", 8), found)  # ... nor this one, past 16 digits
+    assert key(line % (b"ab9", 8), found) == key(line % (b"abc", 8), found)  # a digit where a letter was
+    assert key(line % (b"abU", 8), found) != key(line % (b"AB", 8), found)
     assert key(line.replace(b"pid=1", b"pid=2") % (b"abc", 8), found) != key(line % (b"abc", 8), found)
     assert key(line % (b"abc", 8), found | {"Traceback (most recent call last)"}) is None  # holds more than the mark
     assert key(line.replace(b"NCCL INFO", b"NCCL WARN") % (b"abc", 8), found) is None
-    assert key(b"x\r" + line % (b"abc", 8), found) is None
+    for odd in (b"\x1b[0x", b"\r", b"9%|#| ", b"[repeated 2x across cluster] ", b"\t"):  # the normaliser's business
+        assert key((line % (b"abc", 8)).replace(b" rank 0", b" rank " + odd + b"0"), found) is None, odd
+    assert Repeats(frozenset()).key(line % (b"abc", 8), found) is None  # a literal some rule names (a user's)
+
+
+def _around(path: Path, middle: list[str], lead: str = "") -> None:
+    """A first copy past the head, then `middle` with a copy in it, then the end; each copy starts with `lead`."""
+    init = lead + "node-0:100:107 [0] NCCL INFO ncclCommInitRank comm 0x%s rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 1b000"
+    lines = [f"step {i} warming up" for i in range(60)] + [init % "55d8c6b2a520"]
+    lines += [f"noise {i}" for i in range(20)] + [init % "55d8c6b2a9f0" if x == "COPY" else x for x in middle]
+    path.write_text("\n".join([*lines, *(f"noise {i}" for i in range(20))]) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("middle", [
+    # the copy is the last line before a traceback on its stream: "Exception ignored in" two lines up no longer
+    # makes that traceback ignored
+    ["Exception ignored in: <function Foo.__del__ at 0x7f00>", "COPY", "Traceback (most recent call last):",
+     '  File "/x/y.py", line 3, in __del__', "    raise ValueError('boom in del')", "ValueError: boom in del"],
+    # ... and a plain line there (no literal: the fast search had skipped it, so the traceback was ignored)
+    ["Exception ignored in: <function Foo.__del__ at 0x7f00>", "plain text", "Traceback (most recent call last):",
+     '  File "/x/y.py", line 3, in __del__', "    raise ValueError('boom in del')", "ValueError: boom in del"],
+    # a py-spy stack: its header and the copy, and copies that are py-spy's headers (their process is the stack's)
+    ["Process 999: python train.py", "COPY", 'Thread 5 (active): "MainThread"', "    odd_wait (odd.py:1)",
+     "    main (train.py:99)", ""],
+    ["Process 999: python train.py --note (idle)", "COPY", 'Thread 5 (active): "MainThread"',
+     "    odd_wait (odd.py:1)", "    main (train.py:99)", "",
+     *(x for pid in (200, 201, 202) for x in (f"Process {pid}: python train.py", "Python v3.10.12 (/usr/bin/python3)",
+                                              "", f'Thread {pid} (active): "MainThread"', "    step (train.py:10)",
+                                              "    main (train.py:99)", ""))],
+], ids=["ignored", "ignored-plain", "py-spy", "py-spy-header"])
+def test_a_copy_is_fed_where_it_changes_a_stream(db, small_blocks, tmp_path: Path, middle: list[str],  # type: ignore[no-untyped-def]  # noqa: F811
+                                                 request: pytest.FixtureRequest) -> None:
+    log = tmp_path / "copy.log"
+    _around(log, middle, "Process 123: " if request.node.callspec.id.endswith("py-spy-header") else "")
+    assert _json(db, [log], fast=True) == _json(db, [log], fast=False)
+
+
+SIG = """id: nccl-init-seen
+title: {en: "An NCCL communicator was made", zh: "建立了 NCCL 通信器"}
+kind: symptom
+severity: warning
+layer: nccl
+verdict: investigate
+frameworks: [verl]
+match:
+  any: ['cudaDev (?P<dev>\\d+) (?:nvmlDev|busId)']
+  not: [{regex: 'Init aborted here', within: 2}]
+why: {en: "A communicator on GPU {dev|?}.", zh: "GPU {dev|?} 上的通信器。"}
+remedy: {en: "Nothing.", zh: "无。"}
+references: [https://github.com/NVIDIA/nccl/blob/master/src/init.cc]
+examples:
+  match: ["node-0:100:107 [0] NCCL INFO ncclCommInitRank comm 0x55d8c6b2a520 rank 0 nranks 8 cudaDev 0 busId 1b000"]
+  no_match: ["hello"]
+"""
+
+
+def test_a_line_a_users_signature_reads_is_fed_every_time(small_blocks, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    from diagnoser.match.database import load_database
+
+    folder = tmp_path / "sigs" / "nccl"
+    folder.mkdir(parents=True)
+    (folder / "nccl-init-seen.yaml").write_text(SIG, encoding="utf-8")
+    db = load_database([tmp_path / "sigs"])
+    assert "cudaDev " not in db.search.lean
+    log = tmp_path / "user.log"
+    _around(log, ["Init aborted here", "COPY"])
+    fast = _json(db, [log], fast=True)
+    assert fast == _json(db, [log], fast=False) and '"nccl-init-seen"' in fast

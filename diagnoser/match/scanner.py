@@ -17,7 +17,7 @@ from ..read.lone import LONE_KEEP, LONE_TAIL, lone_error
 from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
 from ..read.pyspy import PySpyReader
-from ..read.traceback import TracebackRecord
+from ..read.traceback import IGNORED, TracebackRecord
 from ..search.streams import Lookback, Want
 from .database import Database
 from .events import (
@@ -72,10 +72,12 @@ class SourceScanner(HitDecider):
         self.line_search = search.line_search  # what line_literals searches with
         self.gateless = bool(search.rules.always or search.facts.always or search.files.always)
         self.lean, self.metric_lean = search.lean, search.metric_lean  # lines holding only these: see feed
-        # ... past the head, where job facts are no longer read: with their literals too
-        self.lean_late, self.metric_late = search.lean | search.job_only, search.metric_lean | search.job_only
+        # ... past the head (job facts no longer read): with their literals too, unless a metric reader reads every line
+        job = frozenset() if search.metrics.always else search.job_only
+        self.lean_late, self.metric_late = search.lean | job, search.metric_lean | job
         # lone exception lines (line, type, message), the last LONE_TAIL
         self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
+        self.ignoring: set[str] = set()  # streams whose last line makes a traceback starting next ignored (IGNORED)
         self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
         self.metrics_from = 0  # a part of a split file: lines before its start (its look-back lead) are read, not told
         # who did what across ranks: marks (read/marks.py), each writer's last line and step, py-spy stacks
@@ -90,11 +92,10 @@ class SourceScanner(HitDecider):
         """Which of the next lines must be fed (the fast search skips the others): True for every line
         while a hit waits on its after-context; else (streams, literals): the lines of the streams of the open
         tracebacks (a traceback on a `[rankN]:` or Ray actor stream is continued and closed only by lines of
-        its own stream) and the lines holding a literal of the `within` window conditions still undecided (a
-        line without one cannot meet them); False when only lines holding a gate literal matter.
-
-        No hit waits for the end of the file: whole-file conditions are tracked on every line that carries
-        their literal, wherever the hit was, and judged by the collector.
+        its own stream) and of those whose last line was "Exception ignored in" (the next decides), and the lines
+        holding a literal of the `within` window conditions still undecided (a line without one cannot meet
+        them); False when only lines holding a gate literal matter. No hit waits for the end of the file:
+        whole-file conditions are tracked on every line that carries their literal, and judged by the collector.
         """
         lineno = self.lineno
         if self.pyspy.reading:
@@ -108,7 +109,7 @@ class SourceScanner(HitDecider):
                 if needed is None or not self.normalizer.settled:
                     return True
                 literals += needed
-        streams = {b.record.first.stream for b in self.books.values() if not b.closed}
+        streams = {b.record.first.stream for b in self.books.values() if not b.closed} | self.ignoring
         if "" in streams and not self.normalizer.settled:
             return True  # lines without a transport prefix: any line may be one (the feeder skips those of a Ray
             # prefix the normaliser knows, see known_stream, once its state no longer depends on the lines it sees)
@@ -141,18 +142,27 @@ class SourceScanner(HitDecider):
         for line in lines:
             self.feed(line)
 
-    def repeat_free(self) -> bool:
-        """Whether the physical line just fed is one whose copies change nothing (search/repeats.py): it made one
-        logical line, of NCCL's chatter (each writer's activity ignores it), read by a settled normaliser, and no lone
-        error (a colour code may hide its literal from the search, not from the text)."""
+    def repeat_free(self) -> str | None:
+        """The stream of the physical line just fed when its copies change nothing (search/repeats.py): it made one
+        logical line, of NCCL's chatter (each writer's activity ignores it), read by a settled normaliser, which
+        started no traceback, no py-spy stack and no lone error; else None."""
         line = self.recent[-1]
-        return self.made == 1 and self.normalizer.settled and " NCCL INFO " in line.text \
-            and not (self.lone and self.lone[-1][0] is line)
+        if self.made != 1 or not self.normalizer.settled or " NCCL INFO " not in line.text or self.pyspy.reading \
+                or line.text.startswith(("Process ", "Thread ")) or not self.grouper.plain(line.stream) \
+                or (self.lone and self.lone[-1][0] is line):
+            return None
+        return line.stream
+
+    def plain(self, stream: str) -> bool:
+        """Whether a line of `stream` starting no traceback changes no traceback to come (read/grouper.py plain)."""
+        return self.grouper.plain(stream)
 
     def feed(self, line: LogLine) -> None:
         self.lineno = line.lineno
         self.recent.append(line)
         tb = self.grouper.feed(line)
+        if IGNORED.match(line.text) or self.ignoring:  # its next line decides (grouper.py _start): it is fed (wants)
+            (self.ignoring.add if IGNORED.match(line.text) else self.ignoring.discard)(line.stream)
         if tb is not None and tb.tb_id not in self.books:
             self.books[tb.tb_id] = TracebackBook(tb)
         if self.pending:

@@ -58,9 +58,9 @@ class TracebackGrouper:
         self._on_close = on_close
         self._next_id = 0
 
-    @property
-    def open_count(self) -> int:
-        return sum(1 for s in self._streams.values() if s.tb is not None)
+    def plain(self, stream: str) -> bool:
+        """Whether `stream` holds no traceback and its last line would not make one starting next ignored (_start)."""
+        return (st := self._streams.get(stream)) is None or (st.tb is None and not IGNORED.match(st.prev_text))
 
     def feed(self, line: LogLine) -> TracebackRecord | None:
         """Advance the line's stream; return the traceback the line belongs to, if any."""

@@ -46,7 +46,9 @@ class Sink(Protocol):
 
     def feed_raw(self, lineno: int, raw: str, found: frozenset[str] | None = None) -> None: ...
 
-    def repeat_free(self) -> bool: ...
+    def repeat_free(self) -> str | None: ...
+
+    def plain(self, stream: str) -> bool: ...
 
     def lend(self, lines: list[tuple[int, str]]) -> None: ...
 
@@ -85,7 +87,7 @@ class FastFeeder:
         self.history: deque[tuple[bytes, int, int]] = deque()
         self.cur_off, self.cur_line = 0, 0  # where the line being fed starts in `block`, its number
         self.candidates = 0  # lines the engine found (for the benchmark)
-        self.repeats = Repeats()  # lines whose copies change nothing
+        self.repeats = Repeats(index.lean)  # lines whose copies change nothing
         self.repeat_key: bytes | None = None  # what a copy of the line _matters looked at would have in common with it
         # needle -> (start, end, the starts of the lines in block[start:end] holding it), for hit_block
         self.hits: dict[bytes, tuple[int, int, list[int]]] = {}
@@ -118,8 +120,9 @@ class FastFeeder:
         self.found_at = pos
         found = every & (self.head_literals if head else self.body_literals)
         # past the head a job fact's literal (a Ray actor's prefix) is read by nothing: what the copies are told by
-        key = self.repeat_key = Repeats.key(raw, found)
-        if not found or (key is not None and key in self.repeats.keys):
+        key = self.repeat_key = self.repeats.key(raw, found)
+        stream = None if key is None else self.repeats.keys.get(key)
+        if not found or (stream is not None and self.scanner.plain(stream)):
             return False  # nothing to read here, or a copy of a line read already (repeats.py)
         if len(self.scanner.facts_seen) != self.facts_known:
             self._refresh()
@@ -236,8 +239,10 @@ class FastFeeder:
         raw = block[pos:end]
         known = pos == self.found_at and raw.isascii() and len(raw) < MAX_LINE  # decoded, an ASCII line is the same
         self._feed(self.decoded if pos == self.decoded_at else raw, self.found_here if known else None)
-        if pos == self.found_at and self.repeat_key is not None and self.scanner.repeat_free():
-            self.repeats.remember(self.repeat_key)
+        if pos == self.found_at and self.repeat_key is not None:
+            stream = self.scanner.repeat_free()
+            if stream is not None:
+                self.repeats.remember(self.repeat_key, stream)
         return end + 1
 
     def feed_loose(self, raw: bytes | str) -> None:

@@ -1,13 +1,17 @@
 """Copies of a line that change nothing once it was read (read/marks.py REPEAT_FREE_LITERALS): NCCL prints a
-communicator-init line for every communicator of every rank, each the same but for the communicator's address.
-The fast search feeds the first copy; a later one is skipped like a line holding no literal.
+communicator-init line for every communicator of every rank, each the same but for the communicator's address. The
+fast search feeds the first copy; a later one is skipped like a line holding no literal.
 
-A copy is the same line but for the digits of its hex numbers (`0x...`) after its `NCCL INFO `, each of the same
-length and case: its prefixes, read as bytes, are the same, so it is told to the same writer; its mark's regex
-reads a communicator's address only by its length and case, so it reads the same fields (rank, size, device, bus
-id). The first copy is remembered only when the scanner found it to be what such a line must be (one logical line
-of NCCL's chatter, read by a settled normaliser: match/scanner.py repeat_free), so the copies skipped are those of
-a line that changed nothing but the book, where a copy changes nothing."""
+A copy is the same line but for the digits of its lower-case hex numbers (`0x...`) after its `NCCL INFO `, each of
+the same length. Its prefixes, read as bytes, are the same, so it is told to the same writer. What follows
+`NCCL INFO ` holds only letters, digits, spaces and `._:/,()=+-` (no colour code, redraw or progress bar: the normaliser
+leaves it as it is), and the patterns that read it (the mark's, the traceback grouper's) read a hex number as any
+run of hex digits of its length, so they read a copy as they read the first. The first copy is remembered only when
+the scanner found it to be what such a line must be (match/scanner.py repeat_free: one logical line of NCCL's
+chatter, read by a settled normaliser, starting no traceback and no py-spy stack), with its stream; a copy is
+skipped only while that stream holds no traceback and its last line would not make the next one's ignored
+(read/grouper.py plain). Then a copy changes nothing but the book, which keeps a writer's biggest communicator: the
+same size again changes nothing."""
 
 from __future__ import annotations
 
@@ -16,36 +20,34 @@ import re
 from ..lazyre import lazy_re
 from ..read.marks import REPEAT_FREE_LITERALS
 
-_HEX = lazy_re(rb"0x[0-9a-fA-F]+")
-
-
-def _shape(m: re.Match[bytes]) -> bytes:
-    """A hex number as a copy may differ from it: its length, and whether it holds an upper-case digit."""
-    token = m.group()
-    return b"0x%d%s" % (len(token), b"" if token.islower() else b"U")
-
-
+_HEX = lazy_re(rb"0x[0-9a-f]+")
+_ANY = bytes.maketrans(b"0123456789abcdef", b"0" * 16)  # each hex digit as any
+_PLAIN = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._:/,()=+-"
 MAX_KEYS = 8192  # copies remembered per source (then forgotten at once: a line is fed again, nothing else)
 
 
+def _digits(m: re.Match[bytes]) -> bytes:
+    return m.group().translate(_ANY)
+
+
 class Repeats:
-    """The lines of one source already read whose copies change nothing."""
+    """The lines of one source already read whose copies change nothing, each with its stream."""
 
-    def __init__(self) -> None:
-        self.keys: set[bytes] = set()
+    def __init__(self, lean: frozenset[str]) -> None:
+        self.free = REPEAT_FREE_LITERALS & lean  # a literal some rule or reader names is not free (a user's signature)
+        self.keys: dict[bytes, str] = {}
 
-    @staticmethod
-    def key(raw: bytes, found: frozenset[str]) -> bytes | None:
-        """What a copy of the physical line `raw` (holding the literals `found`) has in common with it; None when its
-        copies may change something."""
-        if not found or not found <= REPEAT_FREE_LITERALS or b"\r" in raw:
+    def key(self, raw: bytes, found: frozenset[str]) -> bytes | None:
+        """What a copy of the physical line `raw` (holding the literals `found`, as read) has in common with it; None
+        when its copies may change something."""
+        if not found or not found <= self.free:
             return None
         at = raw.find(b" NCCL INFO ")
-        if at < 0:
+        if at < 0 or raw[at:].translate(None, _PLAIN):  # not only plain text after it
             return None
-        return raw[:at] + _HEX.sub(_shape, raw[at:])
+        return raw[:at] + _HEX.sub(_digits, raw[at:])
 
-    def remember(self, key: bytes) -> None:
+    def remember(self, key: bytes, stream: str) -> None:
         if len(self.keys) >= MAX_KEYS:
             self.keys.clear()
-        self.keys.add(key)
+        self.keys[key] = stream
