@@ -87,27 +87,27 @@ def _around(path: Path, middle: list[str], lead: str = "") -> None:
     path.write_text("\n".join([*lines, *(f"noise {i}" for i in range(20))]) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("middle", [
+@pytest.mark.parametrize(("middle", "lead"), [
     # the copy is the last line before a traceback on its stream: "Exception ignored in" two lines up no longer
     # makes that traceback ignored
-    ["Exception ignored in: <function Foo.__del__ at 0x7f00>", "COPY", "Traceback (most recent call last):",
-     '  File "/x/y.py", line 3, in __del__', "    raise ValueError('boom in del')", "ValueError: boom in del"],
+    (["Exception ignored in: <function Foo.__del__ at 0x7f00>", "COPY", "Traceback (most recent call last):",
+     '  File "/x/y.py", line 3, in __del__', "    raise ValueError('boom in del')", "ValueError: boom in del"], ""),
     # ... and a plain line there (no literal: the fast search had skipped it, so the traceback was ignored)
-    ["Exception ignored in: <function Foo.__del__ at 0x7f00>", "plain text", "Traceback (most recent call last):",
-     '  File "/x/y.py", line 3, in __del__', "    raise ValueError('boom in del')", "ValueError: boom in del"],
+    (["Exception ignored in: <function Foo.__del__ at 0x7f00>", "plain text", "Traceback (most recent call last):",
+     '  File "/x/y.py", line 3, in __del__', "    raise ValueError('boom in del')", "ValueError: boom in del"], ""),
     # a py-spy stack: its header and the copy, and copies that are py-spy's headers (their process is the stack's)
-    ["Process 999: python train.py", "COPY", 'Thread 5 (active): "MainThread"', "    odd_wait (odd.py:1)",
-     "    main (train.py:99)", ""],
-    ["Process 999: python train.py --note (idle)", "COPY", 'Thread 5 (active): "MainThread"',
+    (["Process 999: python train.py", "COPY", 'Thread 5 (active): "MainThread"', "    odd_wait (odd.py:1)",
+      "    main (train.py:99)", ""], ""),
+    (["Process 999: python train.py --note (idle)", "COPY", 'Thread 5 (active): "MainThread"',
      "    odd_wait (odd.py:1)", "    main (train.py:99)", "",
      *(x for pid in (200, 201, 202) for x in (f"Process {pid}: python train.py", "Python v3.10.12 (/usr/bin/python3)",
                                               "", f'Thread {pid} (active): "MainThread"', "    step (train.py:10)",
-                                              "    main (train.py:99)", ""))],
+                                              "    main (train.py:99)", ""))], "Process 123: "),
 ], ids=["ignored", "ignored-plain", "py-spy", "py-spy-header"])
 def test_a_copy_is_fed_where_it_changes_a_stream(db, small_blocks, tmp_path: Path, middle: list[str],  # type: ignore[no-untyped-def]  # noqa: F811
-                                                 request: pytest.FixtureRequest) -> None:
+                                                 lead: str) -> None:
     log = tmp_path / "copy.log"
-    _around(log, middle, "Process 123: " if request.node.callspec.id.endswith("py-spy-header") else "")
+    _around(log, middle, lead)
     assert _json(db, [log], fast=True) == _json(db, [log], fast=False)
 
 

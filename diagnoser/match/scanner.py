@@ -65,8 +65,7 @@ class SourceScanner(HitDecider):
         self.file_seen: set[int] = set()
         self.cond_keys = db.cond_keys
         self.lookback: Lookback | None = None  # the fast path lends the lines it skipped (for context) through this
-        self.raw = ""  # the physical line being fed, as decoded (gates must hold in it too)
-        self.made = 0  # the logical lines it made
+        self.raw, self.made = "", 0  # the physical line being fed, as decoded (gates hold in it too); its logical lines
         self.found: frozenset[str] = frozenset()  # the gate literals it holds
         search = db.search
         self.line_search = search.line_search  # what line_literals searches with
@@ -161,8 +160,9 @@ class SourceScanner(HitDecider):
         self.lineno = line.lineno
         self.recent.append(line)
         tb = self.grouper.feed(line)
-        if IGNORED.match(line.text) or self.ignoring:  # its next line decides (grouper.py _start): it is fed (wants)
-            (self.ignoring.add if IGNORED.match(line.text) else self.ignoring.discard)(line.stream)
+        ignored = IGNORED.match(line.text) is not None  # its next line decides (grouper.py _start): it is fed (wants)
+        if ignored or self.ignoring:
+            (self.ignoring.add if ignored else self.ignoring.discard)(line.stream)
         if tb is not None and tb.tb_id not in self.books:
             self.books[tb.tb_id] = TracebackBook(tb)
         if self.pending:
