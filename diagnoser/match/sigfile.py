@@ -70,8 +70,7 @@ def yaml_files(root: Path) -> Iterator[Path]:
 
 
 def yaml_paths(root: Path) -> Iterator[str]:
-    """The signature files under `root`, in reading order, as the strings `str(path)` would give (made as strings:
-    the pathlib objects took two thirds of listing and reading 590 files)."""
+    """The signature files under `root`, in reading order, as the strings `str(path)` would give."""
     here = str(root) == "."  # pathlib names what is under "." without the "./" os.walk puts in front
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -81,21 +80,14 @@ def yaml_paths(root: Path) -> Iterator[str]:
                 yield path[2:] if here else path
 
 
-def display_name(path: Path, root: Path) -> str:
-    """How a signature file is named in messages: its root folder's name, then its path below it."""
-    try:
-        return str(Path(root.name) / path.relative_to(root))
-    except ValueError:
-        return str(path)
+def display_name(path: str | Path, root: Path) -> str:
+    """How a signature file under `root` (one yaml_paths gave) is named in messages: the root folder's name, then its
+    path below it, as pathlib gives them (made as strings: pathlib took two thirds of listing and reading 590 files)."""
+    path, top = str(path), str(root)
+    return os.path.join(root.name, path if top == "." else path[len(top):].lstrip(os.sep))
 
 
 def signature_files(roots: Iterable[Path]) -> list[tuple[str, bytes]]:
     """(name, bytes) of every signature file under `roots`, in reading order: what a cache key covers."""
-    out = []
-    for n, root in enumerate(roots):
-        top = str(root)
-        for p in yaml_paths(root):
-            rel = p if top == "." else p[len(top):].lstrip(os.sep)
-            shown = os.path.join(root.name, rel)  # what display_name gives, without pathlib
-            out.append((f"{n}:{p}", read_signature_file(p, shown)))
-    return out
+    return [(f"{n}:{p}", read_signature_file(p, display_name(p, root))) for n, root in enumerate(roots)
+            for p in yaml_paths(root)]
