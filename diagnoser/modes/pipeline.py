@@ -35,8 +35,16 @@ from ..report.model import Report, build_report
 Warn = Callable[[str], None]
 
 EXIT_SOURCE = "<exit status>"  # where the command's (or the scheduler's) exit status is told
-# Below this size a file is read line by line: the same result, and no search plan to make.
-FAST_MIN_BYTES = 8 << 20
+# With the pure-Python search (no Hyperscan), a file below this size is read line by line: the same result, and
+# no search plan to make (a plan costs about what it saves on half a megabyte). Hyperscan's compiled search comes
+# from the database cache, so every file takes the fast path: a 5 MB log read line by line took three times as
+# long as a 10 MB one searched (1.7 s against 0.6 s; the old limit was 8 MiB for both engines).
+PYTHON_FAST_MIN_BYTES = 512 << 10
+
+
+def fast_min_bytes() -> int:
+    """The size from which a file takes the fast path (search.scan) rather than being read line by line."""
+    return 0 if search.engine_name() == "hyperscan" else PYTHON_FAST_MIN_BYTES
 
 
 def _ignore(_message: str) -> None:
@@ -130,7 +138,7 @@ class Pipeline:
             return collector
         try:
             # a compressed file is judged by what it holds: a 2 MB .gz may be a 30 MB log
-            big = source.path is None or isinstance(fh, gzip.GzipFile) or source_size(source) >= FAST_MIN_BYTES
+            big = source.path is None or isinstance(fh, gzip.GzipFile) or source_size(source) >= fast_min_bytes()
             if fast and (big or fast == "always") and self.db.search.complete:
                 reader = SalvagingReader(fh) if isinstance(fh, gzip.GzipFile) else fh
                 lines = search.scan(scanner, self.db.search, reader, count, memory=RECENT,  # type: ignore[arg-type]
