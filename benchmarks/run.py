@@ -6,10 +6,11 @@
 
 The logs: the project's own generator (benchmarks/generate.py), an independent one (genlog.py in the
 shared bench folder, a `tee train.log` of a Ray job: actor prefixes, colour, tqdm redraws, Transformer
-Engine warnings), and a dense log from it (a failure every few hundred lines). Each is generated once
-into --work. For each: `LC_ALL=C grep -c -F -f literals.txt` (the words a user greps a failed job's log
-for, from the shared folder), `diagnose -j 1` and `diagnose` with all cores, with wall time, MB/s,
-lines/s, peak RSS and the ratio to grep's time in the same run; the findings are checked against what
+Engine warnings), a dense log from it (a failure every few hundred lines), and a job's folder of per-node
+logs from it (--folder: 16 files of 4 MB, `grep -r` on the folder). Each is generated once into --work.
+For each: `LC_ALL=C grep -c -F -f literals.txt` (the words a user greps a failed job's log for, from the
+shared folder), `diagnose -j 1` and `diagnose` with all cores, with wall time, MB/s, lines/s, peak RSS
+and the ratio to grep's time in the same run; the findings are checked against what
 the generator injected. The live rows (benchmarks/live_rate.py): a child printing --live-lines lines as
 fast as it can, alone and under `diagnose run` (how fast it prints, what diagnose costs, whether the
 traceback after the flood is the root cause), and `--follow` on a file appended as fast (lines/s, how soon
@@ -146,7 +147,7 @@ def installed_bytecode() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "diagnoser")], check=True)
 
 
-def make_logs(work: Path, shared: Path, sizes: list[str]) -> list[tuple[str, Path, list[str]]]:
+def make_logs(work: Path, shared: Path, sizes: list[str], folder: str = "") -> list[tuple[str, Path, list[str]]]:
     """(name, path, the signature ids injected) for each log, generated once."""
     work.mkdir(parents=True, exist_ok=True)
     logs = []
@@ -160,7 +161,33 @@ def make_logs(work: Path, shared: Path, sizes: list[str]) -> list[tuple[str, Pat
         logs.append(_genlog(work, shared, f"independent {size}", f"ind-{size}.log", parse_size(size), 20))
     # dense: a failure every few hundred lines (about 540 lines per MB: one per ~270 lines)
     logs.append(_genlog(work, shared, "dense 100M", "dense-100M.log", parse_size("100M"), 2000))
+    if folder:
+        logs.append(_folder(work, shared, folder))
     return logs
+
+
+def _folder(work: Path, shared: Path, spec: str) -> tuple[str, Path, list[str]]:
+    """A job's folder of per-node logs (post-mortem): N files of SIZE each (`--folder NxSIZE`), each from the
+    independent generator with a seed of its own and one failure injected."""
+    count, _x, size = spec.partition("x")
+    n, each = int(count), parse_size(size)
+    path = work / f"folder-{n}x{size}"
+    path.mkdir(parents=True, exist_ok=True)
+    kinds: set[str] = set()
+    for i in range(n):
+        log = path / f"node-{i}.log"
+        truth = work / f"folder-{n}x{size}-node-{i}.truth.json"  # beside the folder: not one of its logs
+        if not log.exists() or not truth.exists():
+            print(f"generating {log} ...", file=sys.stderr)
+            subprocess.run([sys.executable, str(shared / "genlog.py"), "--size-mb", str(each >> 20), "--seed",
+                            str(100 + i), "--inject", "1", "--out", str(log)], check=True, stdout=subprocess.DEVNULL)
+            Path(str(log) + ".truth.json").replace(truth)
+        kinds |= {x["kind"] for x in json.loads(truth.read_text())["injections"]}
+    return f"independent, a folder of {n} × {size}", path, sorted(kinds)
+
+
+def _files(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
 
 
 def _genlog(work: Path, shared: Path, name: str, file: str, size: int, inject: int) -> tuple[str, Path, list[str]]:
@@ -189,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the shared bench folder (genlog.py, literals.txt)")
     ap.add_argument("--work", default="/tmp/diagnoser-bench", help="where the logs are generated")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each command; the best is shown")
+    ap.add_argument("--folder", default="16x4M",
+                    help="a folder of per-node logs, N files of SIZE (NxSIZE); empty: none")
     ap.add_argument("--no-db-growth", action="store_true", help="skip the ten-times-the-signatures run")
     ap.add_argument("--live-lines", type=int, default=1_000_000,
                     help="lines of the live rows (diagnose run, --follow; benchmarks/live_rate.py); 0 skips them")
@@ -197,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     shared, work = Path(args.shared), Path(args.work)
     literals = shared / "literals.txt"
     installed_bytecode()
-    logs = make_logs(work, shared, [s.strip() for s in args.sizes.split(",") if s.strip()])
+    logs = make_logs(work, shared, [s.strip() for s in args.sizes.split(",") if s.strip()], args.folder)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     diagnose = [sys.executable, "-m", "diagnoser", "--format", "json"]
     warm_cache(diagnose, work)
@@ -206,11 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     print("| log | what | wall s (spread) | MB/s | lines/s | peak RSS MB | vs grep | findings |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for name, path, expected in logs:
-        subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-        mb = path.stat().st_size / 1e6
-        with open(path, "rb") as fh:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
-        rows = [("`LC_ALL=C grep -c -F -f literals.txt`", ["grep", "-c", "-F", "-f", str(literals), str(path)]),
+        files = _files(path)
+        subprocess.run(["cat", *map(str, files)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        lines = 0
+        for f in files:
+            with open(f, "rb") as fh:
+                lines += sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
+        recurse = ["-r"] if path.is_dir() else []
+        grep = ["grep", *recurse, "-c", "-F", "-f", str(literals), str(path)]
+        rows = [("`LC_ALL=C grep -c -F -f literals.txt`", grep),
                 ("diagnose -j 1", [*diagnose, "-j", "1", str(path)]), (f"diagnose (-j {cores})", [*diagnose, str(path)])]
         results = best_in_turn([cmd for _what, cmd in rows], args.repeat)
         grep_s = results[0][0]
