@@ -1,6 +1,6 @@
 """Time `diagnose` against grep on the same logs, in one run, and print one table.
 
-    python benchmarks/run.py                       # 100 MB and 1 GB of both generators, and the dense log
+    python benchmarks/run.py                       # 100 MB and 1 GB of both generators, the dense log, a folder
     python benchmarks/run.py --sizes 100M --repeat 3
     python benchmarks/run.py --shared ../shared/bench --work /tmp/diagnoser-bench
 
