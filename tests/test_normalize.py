@@ -91,6 +91,21 @@ def test_yearless_timestamp_takes_the_year_seen_before() -> None:
     assert line.time == "2024-12-01T10:22:34.112833" and line.ts is not None
 
 
+def test_lines_of_one_second_share_its_reading_but_not_their_fraction_or_year() -> None:
+    """A time prefix's date is read once per second and year (prefixes.clock): a line keeps its own fraction of a
+    second, and a year-less one read before and after the head's year differs."""
+    from diagnoser.read.prefixes import timegm
+    n = Normalizer("x")
+    before = n.lines(1, "[rank0]:[E1201 10:22:34.100000000 ProcessGroupNCCL.cpp:632] a")[0]
+    n.lines(2, "2024-13-40 10:00:00 INFO no such day, but its year is the head's")
+    after = n.lines(3, "[rank0]:[E1201 10:22:34.250000000 ProcessGroupNCCL.cpp:632] b")[0]
+    whole = n.lines(4, "[rank0]:[E1201 10:22:34 ProcessGroupNCCL.cpp:632] c")[0]
+    assert (before.time, before.ts) == ("12-01T10:22:34.100000", None)
+    assert (after.time, after.ts) == ("2024-12-01T10:22:34.250000", timegm(2024, 12, 1, 10, 22, 34) + 0.25)
+    assert (whole.time, whole.ts) == ("2024-12-01T10:22:34", timegm(2024, 12, 1, 10, 22, 34))
+    assert n.lines(5, "2024-13-40 10:00:00 INFO again")[0].time is None
+
+
 def test_syslog_kernel_line_gives_host() -> None:
     line = one("May  1 12:00:01 node-3 kernel: [12345.678901] NVRM: Xid (PCI:0000:3b:00): 79, pid=1")
     assert line.host == "node-3" and line.text.startswith("NVRM: Xid")

@@ -17,7 +17,6 @@ from .prefixes import (
     ISO_RE,
     KERNEL_HOST_RE,
     MAX_PREFIXES,
-    MONTHS,
     NCCL_PREFIX_RE,
     PAREN,
     REPEAT_RE,
@@ -26,7 +25,7 @@ from .prefixes import (
     TRANSPORT,
     Info,
     Told,
-    timegm,
+    clock,
 )
 from .prefixes import candidates as prefix_candidates
 from .prefixes import clean_text as clean_text  # where the fast search and the tests find them
@@ -257,31 +256,23 @@ class Normalizer:
             self._time(groups, info)
 
     def _time(self, g: dict[str, str | None], info: Info) -> None:
-        try:
-            if g.get("md"):
-                month, day = divmod(int(g["md"] or 0), 100)
-            else:
-                month = int(g["mo"] or 0) if g.get("mo") else MONTHS[g["b"] or ""]
-                day = int(g["d"] or 0)
-            hour, minute, sec = int(g["H"] or 0), int(g["M"] or 0), int(g["S"] or 0)
-            frac = g.get("f") or ""
-            year = int(g["Y"] or 0) if g.get("Y") else None
-            if year is None:
-                year = self.year if self.year is not None else self.job_year
-            elif self.year is None and self.lineno <= HEAD_LINES:
-                self.year = year
-            if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and sec < 62):
-                return
-            stamp = f"{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{sec:02d}"
-            if frac:
-                stamp += "." + frac[:6]
-            info.has_time = True
-            if year is None:
-                info.time = stamp
-                return
-            info.time = f"{year:04d}-{stamp}"
-            info.ts = timegm(year, month, day, hour, minute, min(sec, 59)) + (
-                float("0." + frac) if frac else 0.0
-            )
-        except (KeyError, ValueError, OverflowError):
+        y = g.get("Y")
+        told = clock(g.get("md"), g.get("mo"), g.get("b"), g.get("d"), g.get("H"), g.get("M"), g.get("S"), y,
+                     None if y else self.year if self.year is not None else self.job_year)
+        if told is None:
             return
+        year, stamp, ts = told
+        if y and self.year is None and self.lineno <= HEAD_LINES:
+            self.year = year
+        if stamp is None:
+            return  # no such day or time
+        frac = g.get("f") or ""
+        if frac:
+            stamp += "." + frac[:6]
+        info.has_time = True
+        if year is None:
+            info.time = stamp
+            return
+        info.time = f"{year:04d}-{stamp}"
+        if ts is not None:
+            info.ts = ts + float("0." + frac) if frac else ts

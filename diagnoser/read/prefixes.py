@@ -187,6 +187,49 @@ def timegm(year: int, month: int, day: int, hour: int, minute: int, sec: int) ->
     return (((date(year, month, 1).toordinal() - _EPOCH_DAY + day - 1) * 24 + hour) * 60 + minute) * 60 + sec
 
 
+Clock = tuple[int | None, str | None, float | None]  # the year, "MM-DDTHH:MM:SS" (None: out of range), epoch seconds
+_CLOCKS: dict[tuple[str | int | None, ...], Clock | None] = {}
+CLOCK_MEMO = 4096
+
+
+def clock(md: str | None, mo: str | None, b: str | None, d: str | None, hh: str | None, mm: str | None,
+          ss: str | None, y: str | None, year: int | None) -> Clock | None:
+    """A time prefix's groups read to the second (None when they are no date): the year (`y` as printed, else
+    `year`), the stamp, and the epoch seconds (None without a year or past the calendar). Lines of one second
+    share it, so it is read once per distinct value (a line's fraction of a second is added by the caller)."""
+    key = (md, mo, b, d, hh, mm, ss, y, year)
+    if key in _CLOCKS:
+        return _CLOCKS[key]
+    got = _read_clock(md, mo, b, d, hh, mm, ss, y, year)
+    if len(_CLOCKS) >= CLOCK_MEMO:
+        _CLOCKS.clear()
+    _CLOCKS[key] = got
+    return got
+
+
+def _read_clock(md: str | None, mo: str | None, b: str | None, d: str | None, hh: str | None, mm: str | None,
+                ss: str | None, y: str | None, year: int | None) -> Clock | None:
+    try:
+        if md:
+            month, day = divmod(int(md), 100)
+        else:
+            month = int(mo) if mo else MONTHS[b or ""]
+            day = int(d or 0)
+        hour, minute, sec = int(hh or 0), int(mm or 0), int(ss or 0)
+        if y:
+            year = int(y)
+    except (KeyError, ValueError, OverflowError):
+        return None
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and sec < 62):
+        return (year, None, None)
+    stamp = f"{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{sec:02d}"
+    try:
+        ts = None if year is None else float(timegm(year, month, day, hour, minute, min(sec, 59)))
+    except (ValueError, OverflowError):
+        ts = None
+    return (year, stamp, ts)
+
+
 _LAST_CLEAN = ("", "")  # the last line cleaned and its text: the fast search cleans a line, then feeds it
 
 
