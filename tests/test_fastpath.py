@@ -258,6 +258,25 @@ def test_both_engines_find_the_same_lines(db) -> None:  # type: ignore[no-untype
     assert len(got["python"][0]) >= len(OOM_TB) - 2 and got["python"][2] and not got["python"][3]
 
 
+@pytest.mark.parametrize("name", ENGINES)
+def test_the_literals_of_many_lines_found_in_one_scan_are_each_line_s(db, name: str,  # type: ignore[no-untyped-def]
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """found_in_each and found_by_start (one scan of many lines, with Hyperscan) give what found_in gives line by
+    line: the head the feeder feeds whole and the tail it lends are searched so."""
+    monkeypatch.setenv("DIAGNOSER_ENGINE", name)
+    rng = random.Random(11)
+    lines = [x.encode() for x in _noise(rng, 300) + OOM_TB + ["", "Error:", "xError: yError: z"]]
+    lines.append("训练中断 CUDA out of memory".encode())
+    rng.shuffle(lines)
+    search = engine.LiteralSearch(db.search.every)
+    assert search.engine == name
+    each = search.found_in_each(lines)
+    assert each == [search.found_in(x) for x in lines] and sum(map(bool, each)) >= 20
+    starts = [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))]
+    by_start = search.found_by_start(b"\n".join(lines) + b"\n")
+    assert by_start == ({s: f for s, f in zip(starts, each, strict=True) if f} if name == "hyperscan" else None)
+
+
 @pytest.mark.skipif(engine._hs is None, reason="Hyperscan is not installed here")
 def test_a_line_holds_the_same_literals_before_hyperscan_is_compiled(db) -> None:  # type: ignore[no-untyped-def]
     """A literal search compiles Hyperscan when first needed: its first LAZY_LINES lines searched one at a time are

@@ -235,9 +235,8 @@ class SourceScanner(HitDecider):
         """The last lines of the source, lent by the fast search after its end (it fed only some of them):
         each writer's last line and step are read from them (read/activity.py)."""
         normalizer = copy.copy(self.normalizer)
-        found_in = self.line_search.found_in  # what SearchIndex.line_literals does, its search looked up once
-        for lineno, raw in lines:
-            found = found_in(raw.encode("utf-8", "replace"))
+        founds = self.line_search.found_in_each([raw.encode("utf-8", "replace") for _n, raw in lines])
+        for (lineno, raw), found in zip(lines, founds, strict=True):
             for line in normalizer.lines(lineno, raw):
                 self.activity.feed(line, probe(line.text, found) if line.text else [])
 

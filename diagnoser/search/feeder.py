@@ -26,9 +26,11 @@ from ..read.sources import MAX_LINE, line_text
 from .blocks import pieces
 from .index import SearchIndex
 from .repeats import Repeats
+from .split import nth_line_end
 from .streams import Lookback, Want, line_hits, prefixed_head, region_hits, stream_hits, stream_needles
 
 BLOCK = 4 << 20
+NOTHING = frozenset[str]()
 STALE_CHECK_EVERY = 512  # the scanner's own (match/scanner.py): a skipped line it must be told of
 
 
@@ -79,6 +81,9 @@ class FastFeeder:
         # a line the engine found is searched again for every gate literal it holds (the scanner's found set)
         self.line_search, self.head_literals = index.line_search, index.head
         self.found_at, self.found_here = -1, frozenset[str]()  # where in `block` that line starts, what it holds
+        # the literals of the head's lines (fed whole), by where they start in `block`, up to head_end
+        self.head_found: dict[int, frozenset[str]] | None = None
+        self.head_end = -1
         self.decoded_at, self.decoded = -1, ""  # the same for the line _matters decoded: its text
         self.facts_known, self.dropped = -1, frozenset[str]()
         self.next_line = 1  # number of the next line to be handed out
@@ -138,6 +143,11 @@ class FastFeeder:
                 self.history.popleft()
         self.block, self.block_first = block, self.next_line
         self.found_at = self.decoded_at = -1
+        self.head_found, self.head_end = None, -1
+        if self.block_first <= HEAD_LINES:  # the head is fed whole: its lines' literals found in one scan
+            end = nth_line_end(block, 0, HEAD_LINES - self.block_first + 1)
+            self.head_end = end if end >= 0 else len(block)
+            self.head_found = self.line_search.found_by_start(block[: self.head_end])
         self._refresh()
         self._feed_lines(block)
         self.block_last = self.next_line - 1  # the lines are counted on the way (not the whole block once more)
@@ -237,8 +247,11 @@ class FastFeeder:
         end = nl if nl >= 0 else len(block)
         self.cur_off, self.cur_line = pos, self.next_line
         raw = block[pos:end]
-        known = pos == self.found_at and raw.isascii() and len(raw) < MAX_LINE  # decoded, an ASCII line is the same
-        self._feed(self.decoded if pos == self.decoded_at else raw, self.found_here if known else None)
+        plain = raw.isascii() and len(raw) < MAX_LINE  # decoded, such a line is the same: the literals found stand
+        found = self.found_here if plain and pos == self.found_at else None
+        if found is None and plain and pos < self.head_end and self.head_found is not None:
+            found = self.head_found.get(pos, NOTHING)
+        self._feed(self.decoded if pos == self.decoded_at else raw, found)
         if pos == self.found_at and self.repeat_key is not None:
             stream = self.scanner.repeat_free()
             if stream is not None:
