@@ -320,33 +320,34 @@ def test_open_traceback_on_a_prefixed_stream_feeds_only_that_stream(db, small_bl
     assert fast == _json(db, [log], fast=False)
 
 
-def _takes_fast_path(db, path: Path, monkeypatch: pytest.MonkeyPatch) -> bool:  # type: ignore[no-untyped-def]
-    from diagnoser import search
-    used: list[str] = []
-    real = search.scan
-
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        used.append(kwargs["name"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(search, "scan", spy)
-    report = diagnose(db, [Source(str(path), path)], fast=True)
-    assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
-    return bool(used)
-
-
 def test_which_file_takes_the_fast_path(db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """With Hyperscan every file is searched, however small (its compiled search comes from the cache); with the
     pure-Python plan a file below half a megabyte is read line by line (the plan costs what it would save)."""
+    from diagnoser import search
     from diagnoser.modes import pipeline
+    searched: list[str] = []
+    real = search.scan
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(kwargs["name"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "scan", spy)
+
+    def takes_fast_path(path: Path) -> bool:
+        searched.clear()
+        report = diagnose(db, [Source(str(path), path)], fast=True)
+        assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
+        return searched == [str(path)]
+
     small = tmp_path / "small.log"
     small.write_text("\n".join(OOM_TB) + "\n", encoding="utf-8")
     big = tmp_path / "big.log"
     big.write_text("\n".join(_noise(random.Random(5), 9000) + OOM_TB) + "\n", encoding="utf-8")
     assert big.stat().st_size >= pipeline.PYTHON_FAST_MIN_BYTES > small.stat().st_size
     monkeypatch.setenv("DIAGNOSER_ENGINE", "python")
-    assert not _takes_fast_path(db, small, monkeypatch)
-    assert _takes_fast_path(db, big, monkeypatch)
+    assert not takes_fast_path(small)
+    assert takes_fast_path(big)
     if engine._hs is not None:
         monkeypatch.setenv("DIAGNOSER_ENGINE", "hyperscan")
-        assert _takes_fast_path(db, small, monkeypatch)
+        assert takes_fast_path(small)
