@@ -210,3 +210,33 @@ def test_kernel_line_joined_by_host_and_time(db, tmp_path: Path) -> None:  # typ
     assert report.forensics is not None and report.forensics.culprit is not None
     row = report.forensics.culprit.row
     assert row is not None and row.kernel is not None and "Xid 79" in row.kernel[0]
+
+
+def test_culprit_host_is_the_one_its_error_was_printed_on(db) -> None:  # type: ignore[no-untyped-def]
+    # two clusters that each count ranks from 0 (a rollout engine's and a trainer's): both processes report rank 13
+    # (NCCL "comm ... rank 13 nranks 32" lines), the rollout's first, so the rank's row has its host and GPU; the
+    # trainer's OOM makes rank 13 the culprit, and the host to name is the trainer's
+    from diagnoser.modes.batch import diagnose_text
+    from diagnoser.report.contract import forensics_json
+    from diagnoser.report.ranks import culprit_line
+    vllm, trainer = "(VLLMPolicyInference pid=25411, ip=10.0.137.33)", "(PolicyTrainer pid=42886, ip=10.1.181.102)"
+    lines = [
+        f"{vllm} w3:25411:25421 [5] NCCL INFO comm 0xa38014dfebe rank 13 nranks 32 cudaDev 5 nvmlDev 5 busId c8000 "
+        "commId 0x188d71cd47692a9 - Init COMPLETE",
+        "(VLLMPolicyInference pid=25410, ip=10.0.137.33) w3:25410:25420 [4] NCCL INFO comm 0xa38014dfebf rank 12 "
+        "nranks 32 cudaDev 4 nvmlDev 4 busId b8000 commId 0x188d71cd47692a9 - Init COMPLETE",
+        f"{trainer} w1:42886:43179 [5] NCCL INFO ncclCommInitRank comm 0xf63bde65fcf rank 13 nranks 32 cudaDev 5 "
+        "nvmlDev 5 busId 2d000 commId 0x8cb9b5a088fbf2 - Init START",
+        f"{trainer} Traceback (most recent call last):",
+        f'{trainer}   File "/workspace/Megatron-LM/megatron/training/training.py", line 1180, in train_step',
+        f"{trainer}     loss.backward()",
+        f"{trainer} torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total "
+        "capacity of 79.33 GiB of which 1.02 GiB is free.",
+    ]
+    report = diagnose_text(db, "\n".join(lines))
+    assert report.failed and report.forensics is not None and report.forensics.culprit is not None
+    assert report.forensics.culprit.rank == 13
+    head = culprit_line(report) or ""
+    assert "host 10.1.181.102" in head and "10.0.137.33" not in head and "GPU" not in head, head
+    culprit = forensics_json(report)["culprit"]
+    assert isinstance(culprit, dict) and (culprit["host"], culprit["gpu"]) == ("10.1.181.102", None)

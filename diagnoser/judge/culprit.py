@@ -52,6 +52,19 @@ class Culprit:
     silence: float | None = None  # seconds from its last line to the job's end
     artifact: str | None = None  # what a flight-recorder or py-spy dump says of it
 
+    def machine(self) -> tuple[str | None, str | None]:
+        """(host, GPU) of the culprit: the host its error was printed on when that is known. A rank's row joins
+        every line that names its number, and a job of several clusters (a trainer's and a rollout engine's, each
+        counting ranks from 0) has two processes per number: the row's host and GPU may be the other one's. Only a
+        host the error's own line carries (Ray's `(Actor pid=…, ip=…)`) is taken over the row's, not one guessed
+        from the file's name."""
+        row_host, gpu = (self.row.host, self.row.gpu) if self.row is not None else (None, None)
+        w = self.where
+        own = w.host if w is not None and w.pid is not None and self.reason == "own-error" else None
+        if own is None or own == row_host:
+            return row_host, gpu
+        return own, None
+
 
 def canonical(line: str | None) -> str:
     """A last line without the words that hold digits (Ray's dedup key): ranks, steps, losses differ."""

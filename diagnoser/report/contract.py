@@ -107,7 +107,8 @@ def forensics_json(report: Report) -> dict[str, object]:
     c = fx.culprit
     culprit = None
     if c is not None:
-        culprit = {"rank": c.rank, "host": c.row.host if c.row else None, "gpu": c.row.gpu if c.row else None,
+        host, gpu = c.machine()
+        culprit = {"rank": c.rank, "host": host, "gpu": gpu,
                    "reason": c.reason, "attempt": c.row.attempt if c.row else None, "error": c.what,
                    "where": _where(c.where), "waiters": c.waiters, "collective": c.collective,
                    "others": list(c.others), "odd": list(c.odd), "phase": c.phase,

@@ -37,9 +37,10 @@ def culprit_line(report: Report) -> str | None:
     if c is None or c.rank is None:
         return None
     lang = report.lang
-    where = [msg("culprit_host", lang, host=c.row.host)] if c.row is not None and c.row.host else []
-    if c.row is not None and c.row.gpu:
-        where.append(msg("culprit_gpu", lang, gpu=c.row.gpu))
+    host, gpu = c.machine()
+    where = [msg("culprit_host", lang, host=host)] if host else []
+    if gpu:
+        where.append(msg("culprit_gpu", lang, gpu=gpu))
     head = f"{msg('culprit', lang)}: rank {c.rank}" + (f" ({', '.join(where)})" if where else "")
     parts = [_reason(report, c)]
     if c.artifact:
