@@ -240,3 +240,34 @@ def test_culprit_host_is_the_one_its_error_was_printed_on(db) -> None:  # type: 
     assert "host 10.1.181.102" in head and "10.0.137.33" not in head and "GPU" not in head, head
     culprit = forensics_json(report)["culprit"]
     assert isinstance(culprit, dict) and (culprit["host"], culprit["gpu"]) == ("10.1.181.102", None)
+
+
+def test_the_actor_ray_says_died_is_the_culprit_when_no_rank_failed(db) -> None:  # type: ignore[no-untyped-def]
+    # Ray's ActorDiedError (python/ray/exceptions.py) names the dead actor's pid and node on lines of their own; the
+    # rank with that pid on that node is the one that stopped with no error of its own, not any other silent rank
+    from diagnoser.modes.batch import diagnose_text
+    from diagnoser.report.ranks import culprit_line
+    t5, t6 = "(PolicyTrainer pid=2603, ip=10.0.66.32)", "(PolicyTrainer pid=2711, ip=10.0.66.33)"
+    lines = [
+        f"{t5} w1:2603:2700 [5] NCCL INFO ncclCommInitRank comm 0xf63bde65fcf rank 5 nranks 8 cudaDev 5 nvmlDev 5 "
+        "busId 4b000 commId 0x8cb9b5a088fbf2 - Init START",
+        f"{t6} w2:2711:2800 [6] NCCL INFO ncclCommInitRank comm 0xf63bde65fd0 rank 6 nranks 8 cudaDev 6 nvmlDev 6 "
+        "busId 5b000 commId 0x8cb9b5a088fbf2 - Init START",
+        f"{t6} loading state_dict shard 1 of 4", f"{t5} loading state_dict shard 2 of 4",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.10/dist-packages/ray/_private/worker.py", line 919, in get_objects',
+        "    raise value.as_instanceof_cause()",
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "\tclass_name: PolicyTrainer", "\tactor_id: afbd67f9619699cfe1988ad9f06c144a", "\tpid: 2603",
+        "\tname: policy_trainer_5", "\tnamespace: 8ee99041922e28ca3bc30807b523b5fc56c2184f134c3e029e98d086",
+        "\tip: 10.0.66.32",
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+        "Worker unexpectedly exits with a connection error code 2. End of file.",
+    ]
+    report = diagnose_text(db, "\n".join(lines))
+    c = report.forensics.culprit if report.forensics is not None else None
+    assert c is not None and (c.rank, c.reason) == (5, "killed")
+    assert "rank 5 (host 10.0.66.32" in (culprit_line(report) or "")
+    # the same pid on another node is another process: nobody is named
+    other = diagnose_text(db, "\n".join(lines).replace("\tip: 10.0.66.32", "\tip: 10.0.66.99"))
+    assert other.forensics is None or other.forensics.culprit is None

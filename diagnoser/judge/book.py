@@ -25,7 +25,7 @@ MAX_PGS = 16  # watchdog progress kept per writer
 LISTED = frozenset({"cfe_root", "cfe_failures", "cfe_time", "cfe_host", "cfe_rank", "cfe_exit", "cfe_file",
                     "agent_term", "agent_failed", "agent_death", "rdzv", "restart", "sched_kill", "srun_task",
                     "sched_oom", "xid", "oom_kill", "lagging", "remote_error", "success", "retry",
-                    "ray_task_error"})
+                    "ray_task_error", "ray_actor_died", "ray_died_pid", "ray_died_ip"})
 WKey = tuple[str, Who]  # (source, writer)
 QUOTED = frozenset({"sched_kill", "agent_death", "success", "srun_task"})  # kept with their line, for evidence
 

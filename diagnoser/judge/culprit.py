@@ -33,6 +33,7 @@ PHASES = (
     ("collective", r"(?i)all_?reduce|all_?gather|reduce_scatter|barrier|broadcast|collective"),
 )
 _PHASES = tuple((name, lazy(rx)) for name, rx in PHASES)
+KILLED = ("outside", "oom-killer", "ray-died")  # a rank's end that no line of its own tells (RankRow.killed_by)
 
 
 @dataclass(slots=True)
@@ -156,7 +157,7 @@ def find_culprit(table: Table, book: ForensicBook, root_rank: int | None, root_i
         return make(by_rank[named[0]], "named", [by_rank[r] for r in named[1:]])
     rooted = by_rank.get(root_rank) if root_rank is not None else None
     if rooted is not None and rooted.state != "failed":  # the root cause was read about it, not from it
-        c = make(rooted, "killed" if rooted.killed_by in ("outside", "oom-killer") else "silent", failed)
+        c = make(rooted, "killed" if rooted.killed_by in KILLED else "silent", failed)
         c.what = root_id
         return c
     if failed:
@@ -176,8 +177,9 @@ def find_culprit(table: Table, book: ForensicBook, root_rank: int | None, root_i
     if behind:
         reason, lead = behind[0]
         return make(lead, reason, [r for _, r in behind])
-    if echo and silent:
-        killed = [r for r in silent if r.killed_by in ("outside", "oom-killer")]
+    # a death Ray told of is an echo of it, also when the driver's ActorDiedError belongs to no rank
+    if (echo or any(r.killed_by == "ray-died" for r in silent)) and silent:
+        killed = [r for r in silent if r.killed_by in KILLED]
         pool = killed or silent
         odd = _odd(rows)
         pool = sorted(pool, key=lambda r: (r not in odd, r.last_ts if r.last_ts is not None else float("inf"),

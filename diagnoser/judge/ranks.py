@@ -49,6 +49,7 @@ class RankRow:
     exit_code: int | None = None
     signal: str | None = None
     killed_by: str | None = None  # "agent" (its launcher stopped it) | "outside" (a kill it did not log) | "oom-killer"
+    #   | "ray-died" (Ray's ActorDiedError says its worker process died)
     waiting: bool = False  # its last line says it waits for work (vLLM)
     kernel: tuple[str, Location] | None = None  # what its host's kernel said of it (OOM kill, Xid)
     sources: list[str] = field(default_factory=list)

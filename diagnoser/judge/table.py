@@ -104,6 +104,7 @@ def build_table(book: ForensicBook, facts: dict[str, str]) -> Table:
     table = Table(sorted(rows.values(), key=lambda r: (r.attempt or 0, r.rank is None, r.rank or 0)),
                   resolver.world, attempts=attempts, hidden=book.hidden_echoes, dropped=book.dropped)
     _ray_errors(book, resolver, table)
+    _ray_died(book, table)
     _exits(book, resolver, table)
     unjoined = _kernel(book, table)
     _end(book, table)
@@ -146,6 +147,23 @@ def _ray_errors(book: ForensicBook, resolver: Resolver, table: Table) -> None:
                     if getattr(actor, slot) is None:
                         setattr(actor, slot, mine)
                     setattr(r, slot, None)
+
+
+def _ray_died(book: ForensicBook, table: Table) -> None:
+    """Ray's ActorDiedError names the actor whose worker process died by its pid (and its node's address), on lines
+    of their own under the headline: that process stopped with no error of its own (killed, or crashed)."""
+    heads = [(where.source, where.line) for _f, where in book.items("ray_actor_died")]
+    if not heads:
+        return
+    ips = book.items("ray_died_ip")
+    for f, where in book.items("ray_died_pid"):
+        if not any(src == where.source and 0 < where.line - line <= 8 for src, line in heads):
+            continue
+        ip = next((g.get("ip") for g, w in ips if w.source == where.source and 0 < w.line - where.line <= 4), None)
+        for r in table.ranked():
+            if r.pid is not None and str(r.pid) == f.get("pid") and (ip is None or r.host in (None, ip)):
+                r.killed_by = r.killed_by or "ray-died"
+                r.signal = r.signal or "Ray: its worker process died"
 
 
 def _exits(book: ForensicBook, resolver: Resolver, table: Table) -> None:

@@ -100,6 +100,13 @@ PROBES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # Ray: the actor a task error came from (python/ray/exceptions.py RayTaskError)
     ("ray_task_error", ("RayTaskError(",),
      r"RayTaskError\(\w{1,80}\): .{0,200}?\(pid=(?P<pid>\d{1,9}), ip=(?P<ip>[0-9A-Fa-f.:]{3,45})"),
+    # Ray: the actor whose worker process died (python/ray/exceptions.py ActorDiedError, a system-level failure): the
+    # headline, then "\tclass_name: …", "\tactor_id: …", "\tpid: N", "\tname: …", "\tnamespace: …", "\tip: A", each
+    # on a line of its own (judge/table.py joins the pid and address to the headline above them)
+    ("ray_actor_died", ("The actor died unexpectedly before finishing this task",),
+     r"The actor died unexpectedly before finishing this task"),
+    ("ray_died_pid", ("pid: ",), r"^\s{0,8}pid: (?P<pid>\d{1,9})\s*$"),
+    ("ray_died_ip", ("ip: ",), r"^\s{0,8}ip: (?P<ip>[0-9A-Fa-f.:]{3,45})\s*$"),
     # a job's own success line: Megatron-LM training.py pretrain(), HF transformers Trainer, verl ray_trainer fit()
     ("success", ("[after training is done]",), r"^\[after training is done\] datetime: "),
     ("success", ("Training completed. Do not forget to share your model",), r"^Training completed\. Do not forget"),
