@@ -163,7 +163,7 @@ def _ray_died(book: ForensicBook, table: Table) -> None:
         for r in table.ranked():
             if r.pid is not None and str(r.pid) == f.get("pid") and (ip is None or r.host in (None, ip)):
                 r.killed_by = r.killed_by or "ray-died"
-                r.signal = r.signal or "Ray: its worker process died"
+                r.signal = r.signal or "Ray ActorDiedError"
 
 
 def _exits(book: ForensicBook, resolver: Resolver, table: Table) -> None:
