@@ -120,11 +120,16 @@ torchrun_restart() { # two workers, rank 1 raises at step 3 in every attempt; to
     --log-dir "$OUT/$s/logs" --redirects 3 --tee 3 "$W" > "$OUT/$s/torchrun.log" 2>&1
 }
 
+torchrun_segv() { # one node, torchrun --tee 3 to a console file; rank 1 crashes in C (faulthandler prints it)
+  local s=forensics-torchrun-segv; fresh $s
+  FAULT=segv CULPRIT=1 PG_TIMEOUT_S=5 tr1 $s 29622 --max-restarts 0 --tee 3 > "$OUT/$s/train.log" 2>&1
+}
+
 healthy() { # no fault; rank 0 ends with Megatron-LM's success line
   local s=forensics-healthy; fresh $s
   SUCCESS=megatron FAULT=none PG_TIMEOUT_S=5 STEPS=4 tr1 $s 29621 --max-restarts 0 --tee 3 > "$OUT/$s/train.log" 2>&1
 }
 
-all="torchelastic_2nodes ray_session slurm_srun_label slurm_time_limit dlc_pods baremetal_tee torchrun_hang torchrun_pyspy torchrun_restart healthy"
+all="torchelastic_2nodes ray_session slurm_srun_label slurm_time_limit dlc_pods baremetal_tee torchrun_hang torchrun_pyspy torchrun_restart torchrun_segv healthy"
 [ $# -eq 0 ] && set -- $all
 for s in "$@"; do "$s"; done

@@ -3,7 +3,7 @@
 Launched by torchrun (reads RANK/LOCAL_RANK/WORLD_SIZE/GROUP_RANK from the environment). The fault
 is chosen with environment variables so the same file serves every scenario:
 
-  FAULT        none | raise | stuck | sigkill | hang
+  FAULT        none | raise | stuck | sigkill | hang | segv (a native crash: faulthandler on, then a read at address 0)
   CULPRIT      global rank that misbehaves (default 2)
   FAULT_STEP   step at which it misbehaves (default 3)
   PG_TIMEOUT_S process-group timeout in seconds (default 5)
@@ -80,6 +80,13 @@ def main():
             if FAULT == "sigkill" and rank == CULPRIT:
                 log(f"rank {rank}: step {step} sending SIGKILL to self")
                 os.kill(os.getpid(), signal.SIGKILL)
+            if FAULT == "segv" and rank == CULPRIT:
+                import ctypes
+                import faulthandler
+
+                log(f"rank {rank}: step {step} reading address 0 from C (segmentation fault)")
+                faulthandler.enable()
+                ctypes.string_at(0)
             if FAULT == "hang" and rank == CULPRIT:
                 # waits in a collective of another process group that nobody else enters
                 log(f"rank {rank}: step {step} entering all_reduce on the side group")
