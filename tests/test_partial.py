@@ -66,6 +66,30 @@ def test_a_worker_error_above_a_cut_driver_traceback_comes_first(db: Database) -
     assert [u.exc_type for u in only_cut.unrecognized] == ["?"]
 
 
+def _not_divisible() -> str:
+    def ensure_divisibility(numerator: int, denominator: int) -> None:
+        # megatron/core/utils.py asserts this; raised by hand, as pytest rewrites the asserts of a test module
+        if numerator % denominator != 0:
+            raise AssertionError(f"{numerator} is not divisible by {denominator}")
+
+    try:
+        ensure_divisibility(151851, 4)
+    except AssertionError:
+        return traceback.format_exc()
+    raise AssertionError("unreachable")
+
+
+def test_an_exception_line_a_conditional_rule_let_go_is_still_a_lone_error(db: Database) -> None:
+    # "... is not divisible by ..." is a line some rule reads only with its context (parallel-size-mismatch's); the
+    # paste puts the exception line above its own traceback, cut in its first frame (before the frame that names
+    # ensure_divisibility, the context that rule needs)
+    lines = _not_divisible().splitlines()
+    text = "\n".join([lines[-1], *lines[:2]])
+    report = diagnose_text(db, text)
+    assert report.root_cause is None
+    assert [u.exc_type for u in report.unrecognized] == ["AssertionError", "?"]
+
+
 @pytest.mark.parametrize("line", [
     # CPython >= 3.12 asyncio create_server: str(err).lower() keeps the errno (uvicorn logs it)
     "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): [errno 98] address already in use",

@@ -213,7 +213,8 @@ class SourceScanner(HitDecider):
         rules = self.matcher.rules_for(text, found)
         for rule, captures in rules:
             self._hit(self.db.signatures[rule.sig_index], rule, line, captures, tb)
-        if tb is None and not rules:
+        # a lone error counts unless a rule took the line for sure: a rule with conditions may still let it go
+        if tb is None and all(rule.all or rule.not_ for rule, _captures in rules):
             m = lone_error(text, self.raw)
             if m is not None:
                 self.lone.append((line, m.group("type"), m.group("msg").strip()))
