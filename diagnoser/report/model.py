@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..i18n import msg
@@ -142,6 +143,18 @@ def _masked_finding(collector: Collector, status: str) -> Finding | None:
     return Finding(sig, 1, where, where, {"job_status": status}, evidence)
 
 
+def _taken(u: Unrecognized, findings: Iterable[Finding]) -> bool:
+    """Whether a lone line is one a finding took (a rule with conditions that held on it: the scanner offers such a line
+    as a lone error too, since the conditions are decided later): its place, or its message in a hit line of its
+    source."""
+    for f in findings:
+        if any(u.first.source == w.source and u.first.line == w.line for w in (f.first, f.last)):
+            return True
+        if u.message and f.first.source == u.first.source and any(e.key and u.message in e.raw for e in f.evidence):
+            return True
+    return False
+
+
 def build_report(collector: Collector, lang: str, seconds: float, job_status: str | None = None) -> Report:
     collector.finalize()
     found = dict(collector.findings)
@@ -157,8 +170,8 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
             u.exc_type == "?" for u in unrecognized):
         # no cause, and no traceback that kept its exception line: the exception lines that stood alone (a paste's
         # last line, a worker's error above the driver's cut traceback) say more than a cut traceback's '?'
-        unrecognized = sorted(unrecognized + collector.lone_unrecognized(),
-                              key=lambda u: (u.first.source_index, u.first.line))
+        lone = [u for u in collector.lone_unrecognized() if not _taken(u, found.values())]
+        unrecognized = sorted(unrecognized + lone, key=lambda u: (u.first.source_index, u.first.line))
     failed = any(f.sig.is_failure for f in found.values() if not f.sig.only_with_failure) or bool(unrecognized)
     for sig_id in [k for k, f in found.items() if f.sig.only_with_failure and not failed]:
         del found[sig_id]  # a meta signature only speaks when the input shows a failure
