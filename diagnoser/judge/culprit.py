@@ -180,6 +180,8 @@ def find_culprit(table: Table, book: ForensicBook, root_rank: int | None, root_i
     # a death Ray told of is an echo of it, also when the driver's ActorDiedError belongs to no rank
     if (echo or any(r.killed_by == "ray-died" for r in silent)) and silent:
         killed = [r for r in silent if r.killed_by in KILLED]
+        if not killed and table.dead_actors:
+            return None  # Ray named the process that died, and it is no rank of these logs: no silent rank is guessed
         pool = killed or silent
         odd = _odd(rows)
         pool = sorted(pool, key=lambda r: (r not in odd, r.last_ts if r.last_ts is not None else float("inf"),

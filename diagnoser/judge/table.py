@@ -28,6 +28,7 @@ class Table:
     success: Location | None = None  # the job's own success line
     hidden: int = 0  # echo lines Ray folded into "[repeated Nx]" from writers it did not name
     dropped: int = 0
+    dead_actors: int = 0  # actors Ray's ActorDiedError named (by pid) that are no rank of these logs
 
     def ranked(self) -> list[RankRow]:
         return [r for r in self.rows if r.rank is not None]
@@ -160,10 +161,12 @@ def _ray_died(book: ForensicBook, table: Table) -> None:
         if not any(src == where.source and 0 < where.line - line <= 8 for src, line in heads):
             continue
         ip = next((g.get("ip") for g, w in ips if w.source == where.source and 0 < w.line - where.line <= 4), None)
-        for r in table.ranked():
-            if r.pid is not None and str(r.pid) == f.get("pid") and (ip is None or r.host in (None, ip)):
-                r.killed_by = r.killed_by or "ray-died"
-                r.signal = r.signal or "Ray ActorDiedError"
+        rows = [r for r in table.ranked()
+                if r.pid is not None and str(r.pid) == f.get("pid") and (ip is None or r.host in (None, ip))]
+        for r in rows:
+            r.killed_by = r.killed_by or "ray-died"
+            r.signal = r.signal or "Ray ActorDiedError"
+        table.dead_actors += not rows
 
 
 def _exits(book: ForensicBook, resolver: Resolver, table: Table) -> None:
