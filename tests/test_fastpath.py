@@ -351,3 +351,20 @@ def test_which_file_takes_the_fast_path(db, tmp_path: Path, monkeypatch: pytest.
     if engine._hs is not None:
         monkeypatch.setenv("DIAGNOSER_ENGINE", "hyperscan")
         assert takes_fast_path(small)
+
+
+def test_ray_autoscaler_tips_are_not_fed(db, small_blocks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # the ActorDiedError's "\tip: <node>" line is read for the dead actor's node (read/marks.py); Ray's driver prints
+    # "Tip: use `ray status` ..." every few seconds, which holds "ip: " too: those lines must stay unread
+    tip = ("(autoscaler +{}m{}s) Tip: use `ray status` to view detailed cluster status. To disable these messages, "
+           "set RAY_SCHEDULER_EVENTS=0.")
+    lines = [tip.format(i // 60, i % 60) for i in range(400)]
+    lines += ["ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+              "\tclass_name: PolicyTrainer", "\tactor_id: afbd67f9619699cfe1988ad9f06c144a", "\tpid: 2603",
+              "\tname: policy_trainer_5", "\tip: 10.0.66.32"]
+    log = tmp_path / "driver.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fed = count_fed(monkeypatch)
+    fast = _json(db, [log], fast=True)
+    assert len(fed) < 60, len(fed)
+    assert fast == _json(db, [log], fast=False)

@@ -161,7 +161,9 @@ def judge_forensics(book: ForensicBook, facts: dict[str, str], found: dict[str, 
         found["job-hang"] = hang_finding(signatures["job-hang"], table, culprit, lang)
     elif culprit is not None and root is None and culprit.what is None and "rank-stalled" in signatures \
             and culprit.reason in ("never-enqueued", "behind", "silent", "killed", "no-log", "named",
-                                   "flight-recorder", "stack"):
+                                   "flight-recorder", "stack") \
+            and not (culprit.waiters == 0 and culprit.row is not None and culprit.row.killed_by == "ray-died"):
+        # (a rank only Ray's ActorDiedError told of, with no rank waiting for it: the ActorDiedError says it all)
         found.setdefault("rank-stalled", stalled_finding(signatures["rank-stalled"], culprit, lang))
     result.restarts = judge_restarts(table, book)
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..lazyre import lazy
 from ..safe import to_int
 from .book import ForensicBook
 from .findings import Location, earlier
@@ -12,6 +13,9 @@ from .ranks import MAX_ROWS, Proc, RankRow, Resolver
 
 MAX_WORLD = 1 << 20
 KERNEL_WINDOW = 600.0  # a kernel line with no pid or GPU to go by: the rank on its host that stopped this long before
+
+# an IPv4 or IPv6 address, as Ray prints a node's
+_ADDRESS = lazy(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}")
 
 
 @dataclass(slots=True)
@@ -161,8 +165,9 @@ def _ray_died(book: ForensicBook, table: Table) -> None:
         if not any(src == where.source and 0 < where.line - line <= 8 for src, line in heads):
             continue
         ip = next((g.get("ip") for g, w in ips if w.source == where.source and 0 < w.line - where.line <= 4), None)
-        rows = [r for r in table.ranked()
-                if r.pid is not None and str(r.pid) == f.get("pid") and (ip is None or r.host in (None, ip))]
+        # the same pid on another node is another process; a row known by its host name may be that node
+        rows = [r for r in table.ranked() if r.pid is not None and str(r.pid) == f.get("pid")
+                and (ip is None or r.host in (None, ip) or not _ADDRESS.fullmatch(r.host))]
         for r in rows:
             r.killed_by = r.killed_by or "ray-died"
             r.signal = r.signal or "Ray ActorDiedError"

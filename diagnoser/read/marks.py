@@ -106,7 +106,8 @@ PROBES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("ray_actor_died", ("The actor died unexpectedly before finishing this task",),
      r"The actor died unexpectedly before finishing this task"),
     ("ray_died_pid", ("pid: ",), r"^\s{0,8}pid: (?P<pid>\d{1,9})\s*$"),
-    ("ray_died_ip", ("ip: ",), r"^\s{0,8}ip: (?P<ip>[0-9A-Fa-f.:]{3,45})\s*$"),
+    # (the ip line by its tab: a bare "ip: " is in every Ray autoscaler "Tip: use `ray status` ..." line)
+    ("ray_died_ip", ("\tip: ",), r"^\s{0,8}ip: (?P<ip>[0-9A-Fa-f.:]{3,45})\s*$"),
     # a job's own success line: Megatron-LM training.py pretrain(), HF transformers Trainer, verl ray_trainer fit()
     ("success", ("[after training is done]",), r"^\[after training is done\] datetime: "),
     ("success", ("Training completed. Do not forget to share your model",), r"^Training completed\. Do not forget"),
