@@ -214,3 +214,19 @@ frame #7: <unknown function> + 0xe486ef (0x7fcde47336ef in /x/libtorch_python.so
     tbs = group(text)
     assert len(tbs) == 1 and tbs[0].kind == "cxx" and tbs[0].cut and tbs[0].ignored
     assert len(tbs[0].lines) == 2
+
+
+def test_a_console_stamping_every_line_does_not_cut_the_message() -> None:
+    # verl#5567 as posted: a console put a time before every line, the exception's detail lines too
+    stamp = "[2026-03-12 11:50:36] (TaskRunner pid=3483799) "
+    lines = ["Traceback (most recent call last):", '  File "agent_loop.py", line 115, in generate',
+             "    output = await server.generate.remote(",
+             "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+             "\tclass_name: SGLangHttpServer", "\tpid: 3491208",
+             "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR"]
+    tbs = group("\n".join(stamp + x for x in lines))
+    assert len(tbs) == 1 and tbs[0].exc_type == "ray.exceptions.ActorDiedError"
+    assert tbs[0].lines[-1].text.startswith("The actor is dead")
+    # a time where the exception line had none is a new record: it closes the traceback (as before)
+    tbs = group("\n".join(lines[:4]) + "\n" + stamp + "The actor is dead")
+    assert len(tbs) == 1 and not tbs[0].lines[-1].text.startswith("The actor is dead")

@@ -48,6 +48,7 @@ class _Stream:
     blanks: int = 0
     prev_text: str = ""
     frame_indent: int = -1  # the indent of the last Python frame line (2 as Python prints it)
+    prev_timed: bool = False  # whether the stream's last line had a timestamp prefix
 
 
 class TracebackGrouper:
@@ -74,6 +75,7 @@ class TracebackGrouper:
         handler = _TABLE[st.state]
         result = handler(self, st, line, kind)
         st.prev_text = text
+        st.prev_timed = line.has_prefix_time
         return result
 
     def _forget_idle(self) -> None:
@@ -98,8 +100,7 @@ class TracebackGrouper:
         tb.ignored = tb.at_exit = bool(IGNORED.match(st.prev_text))
         tb.add(line)
         st.tb = tb
-        st.cont = 0
-        st.blanks = 0
+        st.cont = st.blanks = 0
         st.frame_indent = -1
         return tb
 
@@ -174,16 +175,14 @@ class TracebackGrouper:
             m = FATAL_START.match(text)
             if m is not None:
                 tb = self._start(st, line, "fatal")
-                tb.exc_type = "Fatal Python error"
-                tb.message = m.group("msg").strip()
+                tb.exc_type, tb.message = "Fatal Python error", m.group("msg").strip()
                 st.state = EXC
                 return tb
         if text.startswith("*** SIG"):
             m = SIGNAL_START.match(text)
             if m is not None:
                 tb = self._start(st, line, "signal")
-                tb.exc_type = m.group("sig")
-                tb.message = text.strip("* ")
+                tb.exc_type, tb.message = m.group("sig"), text.strip("* ")
                 st.state = EXC
                 return tb
         return None
@@ -253,7 +252,8 @@ class TracebackGrouper:
                 if w is not None:  # the same error as the watchdog's own log line: one entry for both
                     tb.exc_type, tb.message = WATCHDOG_TYPE, w.group("msg").strip()
                 return tb
-        if st.cont >= MAX_CONTINUATION or line.has_prefix_time or NEW_RECORD.match(text):
+        # a prefix time begins a new record, unless the last line had one too (a console stamping every line)
+        if st.cont >= MAX_CONTINUATION or (line.has_prefix_time and not st.prev_timed) or NEW_RECORD.match(text):
             self._close(st)
             return self._idle(st, line, kind)
         if not (text.startswith("frame #") and CXX_FRAME.match(text)):  # a C++ backtrace runs as long as it is
