@@ -47,6 +47,9 @@ class MetricWatch:
     def __init__(self, rules: tuple[MetricRule, ...]) -> None:
         self.rules = rules
         self.vanishing = any(r.vanished for r in rules)  # every record counts, even one with no value read
+        # the `vanished` clauses with an `excused_by`: a record that does not print that key is cut short (a paste, a
+        # line still being written), so it cannot tell that their key vanished
+        self.whole_if = tuple(r.ref for r in rules if r.vanished and r.excused_by)
         self._memo: dict[str, tuple[tuple[Ref, ...], tuple[tuple[Ref, LazyPattern], ...]]] = {}
         self._excuses: dict[str, tuple[Ref, ...]] = {}  # key -> the clauses it would excuse
         # key -> (refs, excuses), for read_values
@@ -87,6 +90,7 @@ def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[
     their `excused_by` printed above 0). A key no clause names costs one lookup; its value is never read."""
     out: list[Value] = []
     excused: list[Ref] = []
+    printed_excuse: list[Ref] = []
     ratios: list[tuple[str, float, str, Ref, LazyPattern]] = []
     memo = watch._keys
     if record.items is not None:  # verl console: a piece whose key no clause reads is never made a pair
@@ -108,8 +112,10 @@ def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[
             continue
         direct, ratio, excuse = got
         value = number(printed)
-        if excuse and (value or 0) > 0:
-            excused += excuse
+        if excuse:
+            printed_excuse += excuse
+            if (value or 0) > 0:
+                excused += excuse
         if value is None or not (direct or ratio):
             continue
         if direct:
@@ -123,6 +129,7 @@ def read_values(record: Record, watch: MetricWatch) -> tuple[list[Value], tuple[
                 if den:  # neither None nor 0
                     out.append((f"{key} / {other}", value / den, f"{token} … {other_token}", (ref,)))
                 break
+    excused += [ref for ref in watch.whole_if if ref not in printed_excuse]
     return out, tuple(excused)
 
 

@@ -101,7 +101,8 @@ class MetricClause:
     the baselines. Baselines: the median of the previous `window` points, the median of the first `early`
     points, the highest value so far (the peak). `vanished`: the key was in earlier records of its format and
     is missing from this one (Megatron drops a NaN loss from its line), unless a key of that record matching
-    `excused_by` is above 0 (Megatron also drops the loss of an interval whose iterations were all skipped).
+    `excused_by` is above 0 (Megatron also drops the loss of an interval whose iterations were all skipped), or
+    the record does not print such a key at all (a line cut short: Megatron prints it after the losses).
     """
 
     names: tuple[str, ...]
