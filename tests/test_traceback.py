@@ -230,3 +230,15 @@ def test_a_console_stamping_every_line_does_not_cut_the_message() -> None:
     # a time where the exception line had none is a new record: it closes the traceback (as before)
     tbs = group("\n".join(lines[:4]) + "\n" + stamp + "The actor is dead")
     assert len(tbs) == 1 and not tbs[0].lines[-1].text.startswith("The actor is dead")
+
+
+def test_caret_lines_that_lost_their_indent_are_not_the_exception() -> None:
+    # OpenRLHF#922 as pasted: Python 3.11's "^^^^" markers under each frame's code, every indent stripped
+    text = """Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::LLMRayActor.init_process_group() (pid=700386, ip=0.0.0.0)
+^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+File "/site-packages/vllm/entrypoints/llm.py", line 495, in collective_rpc
+executor = self.llm_engine.model_executor
+^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+AttributeError: 'LLMEngine' object has no attribute 'model_executor'"""
+    tbs = group(text)
+    assert [(t.exc_type, t.message) for t in tbs] == [("AttributeError", "'LLMEngine' object has no attribute 'model_executor'")]

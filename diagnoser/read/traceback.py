@@ -109,8 +109,8 @@ def classify(text: str) -> str:
             return "indented"
     if "above exception" in text and CHAIN.match(text):
         return "chain"
-    if text[0] in " \t":
-        return "indented"
+    if text[0] in " \t" or (text[0] in "^~" and not text.strip("^~ ")):
+        return "indented"  # (Python 3.11's "^^^^" under a frame's code, its indent lost in a paste: not an exception)
     return "text"
 
 def shifted_exception(text: str, frame_indent: int) -> bool:
