@@ -242,3 +242,21 @@ executor = self.llm_engine.model_executor
 AttributeError: 'LLMEngine' object has no attribute 'model_executor'"""
     tbs = group(text)
     assert [(t.exc_type, t.message) for t in tbs] == [("AttributeError", "'LLMEngine' object has no attribute 'model_executor'")]
+
+
+def test_a_spawned_childs_quoted_traceback_is_the_errors_own() -> None:
+    # torch.multiprocessing's ProcessRaisedException (tools/scenarios/elastic_fn.py, torch 2.13): its message quotes
+    # the child's traceback; the child's ValueError is the error, not the wrapper with its empty first line
+    text = """Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 211, in join
+    raise ProcessRaisedException(msg, error_index, failed_process.pid)
+torch.multiprocessing.spawn.ProcessRaisedException:{space}
+
+-- Process 1 terminated with the following error:
+Traceback (most recent call last):
+  File "/opt/job/elastic_fn.py", line 17, in work
+    raise ValueError("bad batch on rank 1")
+ValueError: bad batch on rank 1
+""".format(space=" ")  # Python prints a space after the colon of an exception with an empty first line
+    tbs = group(text)
+    assert [(t.exc_type, t.message) for t in tbs] == [("ValueError", "bad batch on rank 1")]

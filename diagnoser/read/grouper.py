@@ -7,17 +7,22 @@ memory, and a traceback whose stream stays silent for STALE_TB lines is closed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from .cxx import RAY_UNHANDLED_CXX, demangle
 from .frames import CXX_FRAME, RICH_FRAME, is_frame_start
 from .normalize import LogLine
 from .traceback import (
+    AFTER_FRAME,
+    BLANK,
+    CHAIN,
     CXX_START,
+    EXC,
     EXC_LINE,
     EXC_NAME,
     FATAL_START,
     FRAME,
+    FRAMES,
+    IDLE,
     IGNORED,
     MAX_BLANKS,
     MAX_CONTINUATION,
@@ -28,6 +33,7 @@ from .traceback import (
     WATCHDOG_EXC,
     WATCHDOG_TYPE,
     WHAT,
+    StreamState,
     TracebackRecord,
     classify,
     shifted_exception,
@@ -36,26 +42,11 @@ from .traceback import (
 MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
 STALE_TB = 5000  # a traceback whose stream stays silent this many lines is closed
 
-IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"  # states
-
-
-@dataclass(slots=True)
-class _Stream:
-    """The traceback state of one stream."""
-    state: str = IDLE
-    tb: TracebackRecord | None = None
-    cont: int = 0
-    blanks: int = 0
-    prev_text: str = ""
-    frame_indent: int = -1  # the indent of the last Python frame line (2 as Python prints it)
-    prev_timed: bool = False  # whether the stream's last line had a timestamp prefix
-
-
 class TracebackGrouper:
     """Feed lines in order; get back the tracebacks each line closed and the one it joined."""
 
     def __init__(self, on_close: Callable[[TracebackRecord], None]) -> None:
-        self._streams: dict[str, _Stream] = {}
+        self._streams: dict[str, StreamState] = {}
         self._on_close = on_close
         self._next_id = 0
 
@@ -69,7 +60,7 @@ class TracebackGrouper:
         if st is None:
             if len(self._streams) >= MAX_STREAMS:
                 self._forget_idle()
-            st = self._streams[line.stream] = _Stream()
+            st = self._streams[line.stream] = StreamState()
         text = line.text
         kind = classify(text)
         handler = _TABLE[st.state]
@@ -93,7 +84,7 @@ class TracebackGrouper:
                 self._close(st)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _start(self, st: _Stream, line: LogLine, kind: str = "python") -> TracebackRecord:
+    def _start(self, st: StreamState, line: LogLine, kind: str = "python") -> TracebackRecord:
         self._close(st)
         self._next_id += 1
         tb = TracebackRecord(self._next_id, line, kind)
@@ -104,7 +95,7 @@ class TracebackGrouper:
         st.frame_indent = -1
         return tb
 
-    def _close(self, st: _Stream) -> None:
+    def _close(self, st: StreamState) -> None:
         if st.tb is not None:
             tb = st.tb
             st.tb = None
@@ -122,7 +113,7 @@ class TracebackGrouper:
             self._on_close(tb)
         st.state = IDLE
 
-    def _idle(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+    def _idle(self, st: StreamState, line: LogLine, kind: str) -> TracebackRecord | None:
         text = line.text
         if kind == "tb_start":
             tb = self._start(st, line)
@@ -187,7 +178,7 @@ class TracebackGrouper:
                 return tb
         return None
 
-    def _frames(self, st: _Stream, line: LogLine, kind: str, added: bool = False) -> TracebackRecord | None:
+    def _frames(self, st: StreamState, line: LogLine, kind: str, added: bool = False) -> TracebackRecord | None:
         tb = st.tb
         assert tb is not None
         if kind == "tb_start":
@@ -215,7 +206,7 @@ class TracebackGrouper:
         st.cont = 0
         return tb
 
-    def _after_frame(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+    def _after_frame(self, st: StreamState, line: LogLine, kind: str) -> TracebackRecord | None:
         # The source line under a frame; some shippers strip its indentation.
         tb = st.tb
         assert tb is not None
@@ -226,7 +217,7 @@ class TracebackGrouper:
         st.state = FRAMES
         return self._frames(st, line, kind)
 
-    def _exc(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+    def _exc(self, st: StreamState, line: LogLine, kind: str) -> TracebackRecord | None:
         tb = st.tb
         assert tb is not None
         text = line.text
@@ -261,7 +252,7 @@ class TracebackGrouper:
         tb.add(line)
         return tb
 
-    def _blank(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+    def _blank(self, st: StreamState, line: LogLine, kind: str) -> TracebackRecord | None:
         tb = st.tb
         assert tb is not None
         if kind == "blank":
@@ -276,7 +267,7 @@ class TracebackGrouper:
         self._close(st)
         return self._idle(st, line, kind)
 
-    def _chain(self, st: _Stream, line: LogLine, kind: str) -> TracebackRecord | None:
+    def _chain(self, st: StreamState, line: LogLine, kind: str) -> TracebackRecord | None:
         tb = st.tb
         assert tb is not None
         if kind == "blank":
@@ -289,7 +280,7 @@ class TracebackGrouper:
         return self._idle(st, line, kind)
 
 
-_Handler = Callable[[TracebackGrouper, _Stream, LogLine, str], "TracebackRecord | None"]
+_Handler = Callable[[TracebackGrouper, StreamState, LogLine, str], "TracebackRecord | None"]
 _TABLE: dict[str, _Handler] = {
     IDLE: TracebackGrouper._idle,
     FRAMES: TracebackGrouper._frames,

@@ -31,9 +31,12 @@ RAY_TASK_ERROR = lazy(r"^(?P<type>(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\(
 FATAL_START = lazy(r"^Fatal Python error: (?P<msg>.*)")
 SIGNAL_START = lazy(r"^\*\*\* (?P<sig>SIG[A-Z]+) received at time=")
 FRAME = lazy(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
-CHAIN = lazy(
+# (torch.multiprocessing's ProcessRaisedException quotes its child's traceback: "-- Process N terminated with the
+# following error:", then the child's traceback, whose exception is the one to read)
+CHAIN_RE = lazy(
     r"^\s*(?:During handling of the above exception, another exception occurred:"
-    r"|The above exception was the direct cause of the following exception:)"
+    r"|The above exception was the direct cause of the following exception:"
+    r"|-- Process \d+ terminated with the following error:)"
 )
 EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
 # An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
@@ -90,6 +93,21 @@ class TracebackRecord:
 
 
 
+IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"  # its states
+
+
+@dataclass(slots=True)
+class StreamState:
+    """The traceback state of one stream (grouper.py)."""
+    state: str = IDLE
+    tb: TracebackRecord | None = None
+    cont: int = 0
+    blanks: int = 0
+    prev_text: str = ""
+    frame_indent: int = -1  # the indent of the last Python frame line (2 as Python prints it)
+    prev_timed: bool = False  # whether the stream's last line had a timestamp prefix
+
+
 def classify(text: str) -> str:
     """The kind of line, as the transition table sees it. Each regex runs only on a line holding a literal every
     one of its matches holds (most lines hold none: no regex runs)."""
@@ -107,7 +125,7 @@ def classify(text: str) -> str:
             return "frame"
         if text[0] == "│" or RICH_END.match(text):
             return "indented"
-    if "above exception" in text and CHAIN.match(text):
+    if ("above exception" in text or "-- Process" in text) and CHAIN_RE.match(text):
         return "chain"
     if text[0] in " \t" or (text[0] in "^~" and not text.strip("^~ ")):
         return "indented"  # (Python 3.11's "^^^^" under a frame's code, its indent lost in a paste: not an exception)
