@@ -17,7 +17,7 @@ from diagnoser.read import normalize
 from diagnoser.read.frames import RICH_END, RICH_FRAME, RICH_START
 from diagnoser.read.normalize import Normalizer
 from diagnoser.read.prefixes import TRANSPORT
-from diagnoser.read.traceback import CHAIN, FRAME, TB_START, TB_START_TAIL, classify
+from diagnoser.read.traceback import CHAIN_RE, FRAME, TB_START, TB_START_TAIL, classify
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
@@ -85,9 +85,9 @@ def plain_classify(text: str) -> str:
             return "frame"
         if text[0] == "│" or RICH_END.match(text):
             return "indented"
-    if CHAIN.match(text):
+    if CHAIN_RE.match(text):
         return "chain"
-    if text[0] in " \t":
+    if text[0] in " \t" or (text[0] in "^~" and not text.strip("^~ ")):
         return "indented"
     return "text"
 
@@ -95,7 +95,8 @@ def plain_classify(text: str) -> str:
 def test_classify_tries_a_regex_only_where_its_literal_is() -> None:
     texts = [line.text for i, raw in enumerate(sample_lines(), 1) for line in Normalizer("x").lines(i, raw)]
     texts += [b for b in BODIES] + ["+ Exception Group Traceback (most recent call last):", "  | File \"x\", line 1",
-                                    "During handling of the above exception, another exception occurred:"]
+                                    "During handling of the above exception, another exception occurred:",
+                                    "-- Process 1 terminated with the following error:", "^^^^^^~~~~", "^ caret"]
     kinds = [classify(t) for t in texts]
     assert kinds == [plain_classify(t) for t in texts]
     assert {"tb_start", "frame", "chain", "indented", "text", "blank"} <= set(kinds)
