@@ -260,3 +260,13 @@ ValueError: bad batch on rank 1
 """.format(space=" ")  # Python prints a space after the colon of an exception with an empty first line
     tbs = group(text)
     assert [(t.exc_type, t.message) for t in tbs] == [("ValueError", "bad batch on rank 1")]
+
+
+def test_a_source_line_that_lost_its_indent_is_not_the_exception() -> None:
+    # verl#5558 as posted: a console's time before every line took the indent of each frame's source line
+    stamp = "[2026-03-11 17:47:54] "
+    lines = ['  File "/verl/verl/trainer/main_ppo.py", line 317, in run', "    trainer.fit()",
+             '  File "/verl/verl/trainer/ppo/ray_trainer.py", line 947, in fit', "    train(args)",
+             "NotImplementedError: Reward function is not implemented for data_source='x'"]
+    tbs = group("Traceback (most recent call last):\n" + "\n".join(stamp + x for x in lines))
+    assert [(t.exc_type, t.message) for t in tbs] == [("NotImplementedError", "Reward function is not implemented for data_source='x'")]

@@ -38,7 +38,9 @@ CHAIN_RE = lazy(
     r"|The above exception was the direct cause of the following exception:"
     r"|-- Process \d+ terminated with the following error:)"
 )
-EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]*\))?)(?::\s?(?P<msg>.*))?$")
+# ("RayTaskError(ValueError): ..." names its cause in parentheses, always before a colon; "trainer.fit()" or
+# "train(args)" is a frame's source line whose indent a timestamp prefix took)
+EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]+\)(?=:))?)(?::\s?(?P<msg>.*))?$")
 # An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
 # torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
 EXC_NAME = lazy(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
