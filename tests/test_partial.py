@@ -108,3 +108,24 @@ def test_ray_headline_of_a_torch_oom_is_cuda_oom(db: Database) -> None:
     assert report.root_cause is not None and report.root_cause.sig.id == "cuda-oom"
     other = diagnose_text(db, text.replace("OutOfMemoryError", "ValueError"))
     assert other.root_cause is None
+
+
+def test_frames_the_input_ends_in_are_a_cut_traceback_not_a_printed_stack(db: Database) -> None:
+    # DeepSpeed#6737 as posted: the header and the exception line outside the excerpt, the log ends in the frames
+    frames = _retry_failed().splitlines()[1:3]
+    cut = diagnose_text(db, "\n".join(frames))
+    assert cut.failed and [u.exc_type for u in cut.unrecognized] == ["?"]
+    # the same frames with the next log line after them are a printed stack (logging's stack_info)
+    printed = diagnose_text(db, "\n".join([*frames, "step 41 done"]))
+    assert not printed.failed and not printed.unrecognized
+
+
+def test_a_traceback_cut_at_its_raise_names_what_it_raises(db: Database) -> None:
+    lines = _retry_failed().splitlines()
+    assert lines[-2].lstrip().startswith("raise RuntimeError(")
+    report = diagnose_text(db, "\n".join(lines[:-1]))  # cut just before 'RuntimeError: Failed after ...'
+    assert [u.exc_type for u in report.unrecognized] == ["RuntimeError"]
+    assert report.unrecognized[0].message.startswith("(traceback cut off before its message")
+    # a re-raise of a variable (Ray's worker.py 'raise value.as_instanceof_cause()') names no class
+    ray = lines[:-2] + ["    raise value.as_instanceof_cause()"]
+    assert [u.exc_type for u in diagnose_text(db, "\n".join(ray)).unrecognized] == ["?"]

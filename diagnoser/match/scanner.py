@@ -250,7 +250,7 @@ class SourceScanner(HitDecider):
 
     def finish(self, last_line: int | None = None) -> None:
         """The source ended at physical line `last_line` (default: the last line fed)."""
-        self.grouper.close_all()
+        self.grouper.close_all(at_end=True)
         for p in list(self.pending):
             p.wait_until = 0
         self._resolve_ready(final=True)

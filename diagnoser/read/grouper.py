@@ -73,8 +73,11 @@ class TracebackGrouper:
         for key in [k for k, st in self._streams.items() if st.tb is None][: MAX_STREAMS // 2]:
             del self._streams[key]
 
-    def close_all(self) -> None:
+    def close_all(self, at_end: bool = False) -> None:
+        """Close every traceback; `at_end`: the input ended (it did not only go quiet)."""
         for st in self._streams.values():
+            if at_end and st.tb is not None and st.state in (FRAMES, AFTER_FRAME):
+                st.tb.ends_input = True
             self._close(st)
 
     def close_stale(self, lineno: int, limit: int) -> None:
@@ -104,9 +107,11 @@ class TracebackGrouper:
             tb.cut = tb.kind in ("python", "cxx") and (not tb.exc_type or tb.exc_type == "?"
                                                        or not EXC_NAME.search(tb.exc_type))
             # frames with neither header nor an exception line (a printed stack, `logging` stack_info, then
-            # the next log line): not a failure
-            if tb.headless and not EXC_NAME.search(tb.exc_type):
+            # the next log line): not a failure; frames the input ends in were cut (a paste, a killed writer)
+            if tb.headless and not EXC_NAME.search(tb.exc_type) and not tb.ends_input:
                 tb.ignored = True
+            if not tb.exc_type and tb.kind == "python" and (raised := tb.raised()) is not None:
+                tb.exc_type, tb.message = raised, "(traceback cut off before its message: its last line raises it)"
             if not tb.exc_type:
                 tb.exc_type = "?"
                 tb.message = "(traceback cut off before its exception line)"

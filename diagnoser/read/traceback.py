@@ -44,6 +44,8 @@ EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]+\)(?=:))?)(?::\
 # An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
 # torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
 EXC_NAME = lazy(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
+# the innermost source line of a traceback cut before its exception line, when it names what it raises
+RAISES = lazy(r"^\s*(?:raise (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(|(?P<assert>assert)\s)")
 WHAT = lazy(r"^\s*what\(\):\s*(?P<msg>.*)")
 IGNORED = lazy(r"^Exception ignored in")
 # PyTorch's ProcessGroupNCCL logs the exception that ended its watchdog on one line, and rethrows it
@@ -71,6 +73,15 @@ class TracebackRecord:
     headless: bool = False  # began at a frame (the "Traceback" header was cut off or never printed)
     at_exit: bool = False  # "Exception ignored in ...": printed at interpreter exit, never a failure
     cut: bool = False  # closed with no exception line (cut off, or frames alone): only its frames can tell
+    ends_input: bool = False  # the input ended in its frames: cut there, not a stack printed before the next line
+
+    def raised(self) -> str | None:
+        """What the last source line shown raises (`raise ValueError(`, `assert`): a traceback cut there."""
+        for line in reversed(self.lines[-3:]):
+            if line.text.strip(" ^~"):
+                m = RAISES.match(line.text)
+                return None if m is None else m.group("type") or "AssertionError"
+        return None
 
     def add(self, line: LogLine) -> None:
         self.last_lineno = line.lineno
