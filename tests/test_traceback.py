@@ -270,3 +270,23 @@ def test_a_source_line_that_lost_its_indent_is_not_the_exception() -> None:
              "NotImplementedError: Reward function is not implemented for data_source='x'"]
     tbs = group("Traceback (most recent call last):\n" + "\n".join(stamp + x for x in lines))
     assert [(t.exc_type, t.message) for t in tbs] == [("NotImplementedError", "Reward function is not implemented for data_source='x'")]
+
+
+def test_a_console_stamp_ends_a_message_when_it_changes_or_a_new_record_opens() -> None:
+    # every line stamped (kubectl logs --timestamps): a later stamp is a later record; a C++ terminate opens its own
+    lines = ["2025-06-01T10:00:01.000000001Z Traceback (most recent call last):",
+             '2025-06-01T10:00:01.000000001Z   File "/opt/job/train.py", line 33, in main',
+             "2025-06-01T10:00:01.000000001Z     batch = load(cfg)",
+             "2025-06-01T10:00:01.000000001Z ValueError: data file /data/train.jsonl has 0 rows",
+             "2025-06-01T10:00:31.000000001Z terminate called after throwing an instance of 'c10::DistBackendError'"]
+    tbs = group("\n".join(lines))
+    assert [(t.exc_type, len(t.lines)) for t in tbs] == [("ValueError", 4), ("c10::DistBackendError", 1)]
+    same = [x.replace("10:00:31", "10:00:01") for x in lines]
+    assert [t.exc_type for t in group("\n".join(same))] == ["ValueError", "c10::DistBackendError"]
+
+
+def test_a_bare_raise_that_lost_its_indent_is_the_source_line() -> None:
+    stamp = "[2026-03-11 17:47:54] "
+    lines = ["Traceback (most recent call last):", '  File "/verl/verl/workers/reward.py", line 90, in compute',
+             "    raise", "NotImplementedError: Reward function is not implemented"]
+    assert [t.exc_type for t in group("\n".join(stamp + x for x in lines))] == ["NotImplementedError"]

@@ -27,6 +27,7 @@ from .traceback import (
     MAX_BLANKS,
     MAX_CONTINUATION,
     NEW_RECORD,
+    OPENS,
     RAY_TASK_ERROR,
     RAY_UNHANDLED,
     SIGNAL_START,
@@ -36,6 +37,7 @@ from .traceback import (
     StreamState,
     TracebackRecord,
     classify,
+    head_of,
     shifted_exception,
 )
 
@@ -66,7 +68,7 @@ class TracebackGrouper:
         handler = _TABLE[st.state]
         result = handler(self, st, line, kind)
         st.prev_text = text
-        st.prev_timed = line.has_prefix_time
+        st.prev_raw = line.raw
         return result
 
     def _forget_idle(self) -> None:
@@ -215,7 +217,8 @@ class TracebackGrouper:
         # The source line under a frame; some shippers strip its indentation.
         tb = st.tb
         assert tb is not None
-        if kind == "text" and not EXC_LINE.match(line.text.strip()):
+        m = EXC_LINE.match(line.text.strip())  # (a bare "raise" whose indent a timestamp took is the source line)
+        if kind == "text" and (m is None or (m.group("msg") is None and not EXC_NAME.search(m.group("type")))):
             tb.add(line)
             st.state = FRAMES
             return tb
@@ -248,8 +251,9 @@ class TracebackGrouper:
                 if w is not None:  # the same error as the watchdog's own log line: one entry for both
                     tb.exc_type, tb.message = WATCHDOG_TYPE, w.group("msg").strip()
                 return tb
-        # a prefix time begins a new record, unless the last line had one too (a console stamping every line)
-        if st.cont >= MAX_CONTINUATION or (line.has_prefix_time and not st.prev_timed) or NEW_RECORD.match(text):
+        # a new record: a prefix time unless the last line had the same prefixes (a console stamping every line alike)
+        if st.cont >= MAX_CONTINUATION or NEW_RECORD.match(text) or OPENS.search(text) or (
+                line.has_prefix_time and head_of(line.raw, text) != head_of(st.prev_raw, st.prev_text)):
             self._close(st)
             return self._idle(st, line, kind)
         if not (text.startswith("frame #") and CXX_FRAME.match(text)):  # a C++ backtrace runs as long as it is

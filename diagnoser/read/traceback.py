@@ -52,6 +52,9 @@ IGNORED = lazy(r"^Exception ignored in")
 # (`terminate called ... what(): ` the same text); the text after the colon is the real error.
 WATCHDOG_EXC = lazy(r"(?:NCCL|Process group) watchdog thread terminated with exception: (?P<msg>.+)")
 WATCHDOG_TYPE = "ProcessGroupNCCL watchdog"
+# lines that open a record of their own (grouper.py _idle), never an exception message's continuation
+OPENS = lazy(r"^(?:Fatal Python error: |\*\*\* SIG[A-Z]+ received)|terminate called after throwing|"
+             r"Unhandled error \(suppress with|terminated with exception: ")
 NEW_RECORD = lazy(r"^(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d[ T]|INFO|WARNING|ERROR|DEBUG)")
 
 
@@ -118,7 +121,13 @@ class StreamState:
     blanks: int = 0
     prev_text: str = ""
     frame_indent: int = -1  # the indent of the last Python frame line (2 as Python prints it)
-    prev_timed: bool = False  # whether the stream's last line had a timestamp prefix
+    prev_raw: str = ""  # the stream's last line as read (its prefixes: see head_of)
+
+
+def head_of(raw: str, text: str) -> str:
+    """The prefixes of a line: what is read before its text."""
+    at = raw.find(text) if text else len(raw)
+    return raw[:at] if at >= 0 else raw
 
 
 def classify(text: str) -> str:
