@@ -127,5 +127,5 @@ def test_a_traceback_cut_at_its_raise_names_what_it_raises(db: Database) -> None
     assert [u.exc_type for u in report.unrecognized] == ["RuntimeError"]
     assert report.unrecognized[0].message.startswith("(traceback cut off before its message")
     # a re-raise of a variable (Ray's worker.py 'raise value.as_instanceof_cause()') names no class
-    ray = lines[:-2] + ["    raise value.as_instanceof_cause()"]
+    ray = [*lines[:-2], "    raise value.as_instanceof_cause()"]
     assert [u.exc_type for u in diagnose_text(db, "\n".join(ray)).unrecognized] == ["?"]
