@@ -290,3 +290,36 @@ def test_a_bare_raise_that_lost_its_indent_is_the_source_line() -> None:
     lines = ["Traceback (most recent call last):", '  File "/verl/verl/workers/reward.py", line 90, in compute',
              "    raise", "NotImplementedError: Reward function is not implemented"]
     assert [t.exc_type for t in group("\n".join(stamp + x for x in lines))] == ["NotImplementedError"]
+
+
+# Python 3.11.7's own output for an asyncio.TaskGroup whose one task raised (a reward server's call, say)
+TASKGROUP = """step 3 done
+  + Exception Group Traceback (most recent call last):
+  |   File "/tmp/eg.py", line 8, in <module>
+  |     asyncio.run(main())
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/runners.py", line 190, in run
+  |     return runner.run(main)
+  |            ^^^^^^^^^^^^^^^^
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/runners.py", line 118, in run
+  |     return self._loop.run_until_complete(task)
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/base_events.py", line 653, in run_until_complete
+  |     return future.result()
+  |            ^^^^^^^^^^^^^^^
+  |   File "/tmp/eg.py", line 5, in main
+  |     async with asyncio.TaskGroup() as tg:
+  |   File "/root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/taskgroups.py", line 145, in __aexit__
+  |     raise me from None
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File "/tmp/eg.py", line 3, in bad
+    |     raise ValueError("reward server returned 502")
+    | ValueError: reward server returned 502
+    +------------------------------------"""
+
+
+def test_an_exception_groups_sub_exception_is_its_error() -> None:
+    tbs = group(TASKGROUP)
+    assert [(t.exc_type, t.message) for t in tbs] == [("ValueError", "reward server returned 502")]
+    assert any(line.text.startswith("ExceptionGroup: unhandled errors") for line in tbs[0].lines)

@@ -39,6 +39,7 @@ from .traceback import (
     classify,
     head_of,
     shifted_exception,
+    ungroup,
 )
 
 MAX_STREAMS = 4096  # idle streams beyond this are forgotten (a log with endless new pids)
@@ -63,8 +64,11 @@ class TracebackGrouper:
             if len(self._streams) >= MAX_STREAMS:
                 self._forget_idle()
             st = self._streams[line.stream] = StreamState()
+        if st.tb is not None and st.tb.group and line.text[:1] in " |+":
+            line, kind = ungroup(line)
+        else:
+            kind = classify(line.text)
         text = line.text
-        kind = classify(text)
         handler = _TABLE[st.state]
         result = handler(self, st, line, kind)
         st.prev_text = text
@@ -89,6 +93,13 @@ class TracebackGrouper:
                 self._close(st)
 
     # -- helpers -----------------------------------------------------------------------------
+    def _open(self, st: StreamState, line: LogLine, kind: str, exc_type: str, message: str = "") -> TracebackRecord:
+        """A record whose first line names its error (a C++ terminate, a watchdog, a signal): its message follows."""
+        tb = self._start(st, line, kind)
+        tb.exc_type, tb.message = exc_type, message
+        st.state = EXC
+        return tb
+
     def _start(self, st: StreamState, line: LogLine, kind: str = "python") -> TracebackRecord:
         self._close(st)
         self._next_id += 1
@@ -140,10 +151,7 @@ class TracebackGrouper:
         if "terminated with exception: " in text:
             m = WATCHDOG_EXC.search(text)
             if m is not None:
-                tb = self._start(st, line, "cxx")
-                tb.exc_type, tb.message = WATCHDOG_TYPE, m.group("msg").strip()
-                st.state = EXC
-                return tb
+                return self._open(st, line, "cxx", WATCHDOG_TYPE, m.group("msg").strip())
         if "Unhandled error" in text and RAY_UNHANDLED.search(text):
             tb = self._start(st, line)
             st.state = FRAMES
@@ -151,38 +159,23 @@ class TracebackGrouper:
         if "terminate called" in text:
             m = CXX_START.search(text)
             if m is not None:
-                tb = self._start(st, line, "cxx")
-                tb.exc_type = m.group("type")
-                st.state = EXC
-                return tb
+                return self._open(st, line, "cxx", m.group("type"))
         if "Unhandled exception: " in text:
             m = RAY_UNHANDLED_CXX.search(text)
             if m is not None:  # Ray's C++ terminate handler: the type and what() on one line, a stack trace after
-                tb = self._start(st, line, "cxx")
-                tb.exc_type, tb.message = demangle(m.group("type")), m.group("msg").strip()
-                st.state = EXC
-                return tb
+                return self._open(st, line, "cxx", demangle(m.group("type")), m.group("msg").strip())
         if "Error(" in text:
             m = RAY_TASK_ERROR.match(text)
             if m is not None:  # the remote frames and the remote exception line follow (see _exc: frames)
-                tb = self._start(st, line)
-                tb.exc_type, tb.message = m.group("type"), m.group("msg").strip()
-                st.state = EXC
-                return tb
+                return self._open(st, line, "python", m.group("type"), m.group("msg").strip())
         if text.startswith("Fatal Python error: "):
             m = FATAL_START.match(text)
             if m is not None:
-                tb = self._start(st, line, "fatal")
-                tb.exc_type, tb.message = "Fatal Python error", m.group("msg").strip()
-                st.state = EXC
-                return tb
+                return self._open(st, line, "fatal", "Fatal Python error", m.group("msg").strip())
         if text.startswith("*** SIG"):
             m = SIGNAL_START.match(text)
             if m is not None:
-                tb = self._start(st, line, "signal")
-                tb.exc_type, tb.message = m.group("sig"), text.strip("* ")
-                st.state = EXC
-                return tb
+                return self._open(st, line, "signal", m.group("sig"), text.strip("* "))
         return None
 
     def _frames(self, st: StreamState, line: LogLine, kind: str, added: bool = False) -> TracebackRecord | None:

@@ -6,7 +6,7 @@ The grouper (grouper.py) feeds lines to these records, one per stream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..lazyre import lazy
 from .frames import RICH_END, RICH_FRAME, RICH_START
@@ -78,6 +78,11 @@ class TracebackRecord:
     cut: bool = False  # closed with no exception line (cut off, or frames alone): only its frames can tell
     ends_input: bool = False  # the input ended in its frames: cut there, not a stack printed before the next line
 
+    @property
+    def group(self) -> bool:
+        """An exception group's traceback (Python 3.11+), its lines behind the group's margin."""
+        return "Exception Group Traceback" in self.first.text
+
     def raised(self) -> str | None:
         """What the last source line shown raises (`raise ValueError(`, `assert`): a traceback cut there."""
         for line in reversed(self.lines[-3:]):
@@ -122,6 +127,24 @@ class StreamState:
     prev_text: str = ""
     frame_indent: int = -1  # the indent of the last Python frame line (2 as Python prints it)
     prev_raw: str = ""  # the stream's last line as read (its prefixes: see head_of)
+
+
+# Python 3.11's exception groups: each line of a group behind a margin ("  | ", "    | " nested), its sub-exceptions
+# between rules ("  +-+---------------- 1 ----------------", the last "  +------------------------------------")
+GROUP_RULE = lazy(r"^\s*\+[-+]*(?:\s+(?P<n>\d+|\.\.\.)\s+-+)?\s*$")
+GROUP_BAR = lazy(r"^\s*\|\s?")
+
+
+def ungroup(line: LogLine) -> tuple[LogLine, str]:
+    """A line inside an exception group, its margin taken off, and its kind: a numbered rule begins a sub-exception
+    (read as a chaining line: the traceback goes on), the last rule ends the group (read as a blank line)."""
+    m = GROUP_RULE.match(line.text)
+    if m is not None:
+        return line, "chain" if m.group("n") else "blank"
+    m = GROUP_BAR.match(line.text)
+    if m is not None:
+        line = replace(line, text=line.text[m.end():])
+    return line, classify(line.text)
 
 
 def head_of(raw: str, text: str) -> str:
