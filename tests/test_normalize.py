@@ -42,6 +42,14 @@ def test_ray_service_prefixes() -> None:
     assert one("(autoscaler +1m16s) Tip: use").text == "Tip: use"
 
 
+def test_skypilot_run_prefixes() -> None:
+    # SkyPilot's (sky/skylet): one node "(task, pid=N)", several "(worker1, rank=1, pid=N, ip=X)"; that rank is the node's
+    line = one("\x1b[36m(task, pid=3369)\x1b[0m [rank7]:   File \"/a.py\", line 3, in f")
+    assert (line.text, line.rank, line.pid, line.actor) == ('  File "/a.py", line 3, in f', 7, 3369, "task")
+    line = one("(worker3, rank=3, pid=16415, ip=10.105.0.7) RuntimeError: boom")
+    assert (line.text, line.rank, line.pid, line.host) == ("RuntimeError: boom", None, 16415, "10.105.0.7")
+
+
 def test_parenthesised_text_is_not_a_prefix() -> None:
     assert one("(1) The process is killed by SIGKILL by OOM killer").text.startswith("(1) The process")
 

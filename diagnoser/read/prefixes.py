@@ -100,8 +100,10 @@ CHATLEARN_RE = lazy(
 ROLL_RE = lazy(
     r"^\[[\w.\-]+ \(\d+\)\] \[[A-Z]+\] \[(?P<actor>[\w.\-]+) (?P<rank>\d+) / \d+\]\[PID (?P<pid>\d+)\]\s?"
 )
+# (also SkyPilot's run prefixes, sky/skylet: "(task, pid=N)" on one node, "(worker1, rank=1, pid=N, ip=X)" on several:
+# that rank is the node's index in the cluster, not a training rank, so it is not read as one)
 RAY_RE = lazy(
-    r"^\((?:(?P<actor>[^()=,\s][^()=,]*?(?:\([^()]*\))?)\s+)?pid=(?P<pid>\w+)"
+    r"^\((?:(?P<actor>[^()=,\s][^()=,]*?(?:\([^()]*\))?)(?:,\s*rank=\d+)?,?\s+)?pid=(?P<pid>\w+)"
     r"(?:,\s*ip=(?P<ip>[0-9A-Fa-f.:]+))?(?:,\s*[^)]*)?\)\s?"
 )
 RAY_SVC_RE = lazy(
