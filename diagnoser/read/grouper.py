@@ -210,8 +210,9 @@ class TracebackGrouper:
         # The source line under a frame; some shippers strip its indentation.
         tb = st.tb
         assert tb is not None
-        m = EXC_LINE.match(line.text.strip())  # (a bare "raise" whose indent a timestamp took is the source line)
-        if kind == "text" and (m is None or (m.group("msg") is None and not EXC_NAME.search(m.group("type")))):
+        # (a bare "raise" whose indent a timestamp took is a source line too)
+        if kind == "text" and ((m := EXC_LINE.match(line.text.strip())) is None
+                               or (m.group("msg") is None and not EXC_NAME.search(m.group("type")))):
             tb.add(line)
             st.state = FRAMES
             return tb

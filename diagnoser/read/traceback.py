@@ -77,11 +77,10 @@ class TracebackRecord:
     at_exit: bool = False  # "Exception ignored in ...": printed at interpreter exit, never a failure
     cut: bool = False  # closed with no exception line (cut off, or frames alone): only its frames can tell
     ends_input: bool = False  # the input ended in its frames: cut there, not a stack printed before the next line
+    group: bool = False  # an exception group's traceback (Python 3.11+), its lines behind the group's margin
 
-    @property
-    def group(self) -> bool:
-        """An exception group's traceback (Python 3.11+), its lines behind the group's margin."""
-        return "Exception Group Traceback" in self.first.text
+    def __post_init__(self) -> None:
+        self.group = "Exception Group Traceback" in self.first.text
 
     def raised(self) -> str | None:
         """What the last source line shown raises (`raise ValueError(`, `assert`): a traceback cut there."""
@@ -111,7 +110,6 @@ class TracebackRecord:
         else:
             self.exc_type = "?"
             self.message = text.strip()
-
 
 
 IDLE, FRAMES, AFTER_FRAME, EXC, BLANK, CHAIN = "idle", "frames", "after_frame", "exc", "blank", "chain"  # its states
