@@ -203,7 +203,7 @@ def test_run_tells_a_finding_once() -> None:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     proc = subprocess.run([sys.executable, "-m", "diagnoser", "run", "--", sys.executable, "-c", script],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert proc.stderr.count("A process asked GPU 0 for 2.00 GiB") == 1  # the why, once
+    assert proc.stderr.count("A process asked CUDA for 2.00 GiB (GPU 0)") == 1  # the why, once
     assert proc.stderr.count("1. Lower the micro-batch") == 2  # the remedy in the report, and again as the first step
     assert "✗ [cause] CUDA out of memory" in proc.stderr
 
