@@ -38,3 +38,35 @@ def test_nccl_invalid_usage_is_configuration(capsys: pytest.CaptureFixture[str])
     assert r["root_cause"]["id"] == "nccl-error"
     assert r["root_cause"]["verdict"] == "fix-then-restart"
     assert r["verdict"] == "fix-then-restart"
+
+
+JOBS = GPU.parent / "jobs"
+
+
+def test_a_real_culprit_job_counts_every_rank(capsys: pytest.CaptureFixture[str]) -> None:
+    """torchrun's --log-dir names ranks by folder (attempt_0/<local_rank>/): rank 0's files hold no [rankN]: prefix
+    (it was stopped before it printed an error), yet the job had four ranks and the table resolved all four."""
+    main([str(JOBS / "gpu-culprit-oom-gloo-torchrun"), "--format", "json", "--lang", "en"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["root_cause"]["id"] == "cuda-oom"
+    assert r["culprit"]["rank"] == 2
+    assert r["job"]["ranks_seen"] == 4
+    assert sorted(row["rank"] for row in r["ranks"]) == [0, 1, 2, 3]
+
+
+def test_a_console_counts_the_ranks_its_prefixes_name(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report("device-ordinal-torchrun.log", capsys)  # [default0]: and [default1]: (torchrun --tee 3)
+    assert r["job"]["ranks_seen"] == 2
+    assert r["culprit"]["rank"] == 1
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("nccl-init-oom-torchrun.log", ["outside PyTorch's caching allocator", "device_id=torch.device"]),
+    ("cublas-first-matmul-oom.log", ["CUBLAS_STATUS_ALLOC_FAILED", "nvidia-smi"]),
+    ("no-gpu-visible.log", ["num_gpus", "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0"]),
+    ("device-ordinal-torchrun.log", ["LOCAL_RANK", "nvidia-smi -L"]),
+])
+def test_the_remedy_fits_the_real_failure(name: str, words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    root = report(name, capsys)["root_cause"]
+    for w in words:
+        assert w in root["remedy"], (name, w)

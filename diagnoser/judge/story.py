@@ -82,12 +82,13 @@ def _explain(entry: Entry, kernel: list[tuple[str, Location]], roles: dict[str, 
     entry.explained_by = best
 
 
-def _job(collector: Collector, findings: list[Finding]) -> dict[str, object]:
+def _job(collector: Collector, findings: list[Finding], table_ranks: set[int]) -> dict[str, object]:
     """The job's shape: what the lines named (ranks and hosts seen) beside what the config said (world size,
-    nnodes, parallel sizes); only what the logs told."""
+    nnodes, parallel sizes); only what the logs told. `table_ranks`: the ranks the per-rank table resolved (a
+    torchrun log folder's local-rank files, a console's [defaultN]: prefixes), which the lines need not name."""
     facts = {name: f.value for name, f in collector.facts.items()}
     framework = framework_of(facts)
-    ranks: set[int] = set(collector.ranks_seen)
+    ranks: set[int] = set(collector.ranks_seen) | table_ranks
     for name, ident in collector.forensics.idents.items():  # the rank files read (rank3.log: rank 3)
         rank = ident.rank if ident.rank is not None or name.startswith("<") else identify(Path(name)).rank
         if rank is not None:
@@ -147,7 +148,7 @@ def _explain_echo(entry: Entry, root: Finding, symptoms: set[str], folded: list[
 
 def build_story(collector: Collector, ranked: list[Finding], root: Finding | None, failed: bool,
                 lang: str, unrecognized: list[Unrecognized] | None = None, empty: bool = False,
-                root_verdict: str | None = None) -> Story:
+                root_verdict: str | None = None, table_ranks: set[int] | None = None) -> Story:
     entries = [Entry(key, m) for key, m in collector.timeline.items()]
     for e in entries:
         _explain(e, collector.kernel, collector.roles)
@@ -179,8 +180,8 @@ def build_story(collector: Collector, ranked: list[Finding], root: Finding | Non
     elif verdict == "none" and empty:
         key = "verdict_empty"
     reason = msg(key, lang)
-    return Story(_job(collector, ranked), entries, echoes, verdict, reason, _checkpoint(collector), folded,
-                 precursors(ranked, root))
+    return Story(_job(collector, ranked, table_ranks or set()), entries, echoes, verdict, reason,
+                 _checkpoint(collector), folded, precursors(ranked, root))
 
 
 def _before(f: Finding, root: Finding) -> bool:

@@ -195,7 +195,7 @@ def build_report(collector: Collector, lang: str, seconds: float, job_status: st
         report.verdicts[f.sig.id] = verdict_of(f.sig.remedy, values, f.sig.verdict)
     root_verdict = report.verdicts.get(report.root_cause.sig.id) if report.root_cause is not None else None
     report.story = build_story(collector, ranked, report.root_cause, report.failed, lang, unrecognized,
-                               report.empty, root_verdict)
+                               report.empty, root_verdict, {r.rank for r in forensics.table.rows if r.rank is not None})
     report.forensics = forensics
     if forensics.restarts is not None and forensics.restarts.verdict == "stop" and report.failed:
         report.story.verdict = "stop"
