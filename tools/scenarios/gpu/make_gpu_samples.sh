@@ -1,6 +1,6 @@
 #!/bin/bash
 # Make real CUDA/NCCL failures on one GPU (torch, transformers, cupy, torchrun) and keep what each printed.
-#   OUT=/tmp/gpu tools/scenarios/gpu/make_gpu_samples.sh          (SET=first or SET=more runs one half)
+#   OUT=/tmp/gpu tools/scenarios/gpu/make_gpu_samples.sh          (SET=first, more or faults runs one part)
 # Each scenario writes $OUT/<name>.log (stdout and stderr together, as `python x.py 2>&1 | tee` would);
 # the torchrun ones also keep torchrun's per-rank --log-dir. Then $OUT/gpu-samples.tar.gz holds them all.
 set -u
@@ -39,6 +39,11 @@ MODE=cublas one cublas-first-matmul-oom "$PY" "$HERE/exhausted.py"
 one culprit-oom-gloo-torchrun $TR4 29709 --log-dir "$OUT/logs/culprit-oom-gloo-torchrun.d" --redirects 3 \
   "$HERE/culprit_oom.py"
 }
-case "${SET:-all}" in first) first ;; more) more ;; *) first; more ;; esac
+faults() {
+for f in assert illegal misaligned trap; do
+  FAULT=$f NCCL_DEBUG=WARN one watchdog-$f-torchrun $TR1 $((29710 + ${#f})) "$HERE/kernel_fault.py"
+done
+}
+case "${SET:-all}" in first) first ;; more) more ;; faults) faults ;; *) first; more; faults ;; esac
 tar -C "$OUT" -czf "$OUT/gpu-samples.tar.gz" logs
 ls -la "$OUT/logs"
