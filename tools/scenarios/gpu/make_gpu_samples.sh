@@ -1,6 +1,6 @@
 #!/bin/bash
 # Make real CUDA/NCCL failures on one GPU (torch, transformers, cupy, torchrun) and keep what each printed.
-#   OUT=/tmp/gpu tools/scenarios/gpu/make_gpu_samples.sh          (SET=first, more or faults runs one part)
+#   OUT=/tmp/gpu tools/scenarios/gpu/make_gpu_samples.sh          (SET=first, more, faults or arch runs one part)
 # Each scenario writes $OUT/<name>.log (stdout and stderr together, as `python x.py 2>&1 | tee` would);
 # the torchrun ones also keep torchrun's per-rank --log-dir. Then $OUT/gpu-samples.tar.gz holds them all.
 set -u
@@ -9,7 +9,7 @@ OUT=${OUT:-/tmp/gpu}
 PY=${PY:-python3}
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT/logs"
-one() { local name=$1; shift; echo "== $name"; timeout 90 "$@" > "$OUT/logs/$name.log" 2>&1; echo "exit $?" >> "$OUT/logs/$name.exit"; }
+one() { local name=$1; shift; echo "== $name"; timeout "${STEP_TIMEOUT:-90}" "$@" > "$OUT/logs/$name.log" 2>&1; echo "exit $?" >> "$OUT/logs/$name.exit"; }
 nvidia-smi > "$OUT/logs/nvidia-smi.txt" 2>&1
 TR="$PY -m torch.distributed.run --nnodes 1 --nproc-per-node 2 --master-port"
 TR1="$PY -m torch.distributed.run --nnodes 1 --nproc-per-node 1 --master-port"
@@ -44,6 +44,10 @@ for f in assert illegal misaligned trap; do
   FAULT=$f NCCL_DEBUG=WARN one watchdog-$f-torchrun $TR1 $((29710 + ${#f})) "$HERE/kernel_fault.py"
 done
 }
-case "${SET:-all}" in first) first ;; more) more ;; faults) faults ;; *) first; more; faults ;; esac
+arch() {
+one arch-mismatch-extension "$PY" "$HERE/arch_mismatch.py"
+one flash-attn-missing "$PY" "$HERE/flash_attn_missing.py"
+}
+case "${SET:-all}" in first) first ;; more) more ;; faults) faults ;; arch) arch ;; *) first; more; faults; arch ;; esac
 tar -C "$OUT" -czf "$OUT/gpu-samples.tar.gz" logs
 ls -la "$OUT/logs"
