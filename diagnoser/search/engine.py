@@ -123,11 +123,30 @@ class LiteralSearch:
             return None
         hits: list[tuple[int, int]] = []
         self._hs.scan(region, match_event_handler=_collect_pair, context=hits)
-        rfind, names = region.rfind, self.names
-        per: dict[int, set[str]] = {}
+        # the matches come in the order of their ends (Hyperscan's rule; one out of order is merged all the same): a
+        # line's are consecutive, its start and end looked up once; lines holding the same literals share one set
+        rfind, find, names = region.rfind, region.find, self.names
+        out: dict[int, frozenset[str]] = {}
+        sets: dict[tuple[int, ...], frozenset[str]] = {}
+        start, line_end, ids = 0, -1, []
+        hits.append((-1, -1))  # the end: the last line is told
         for lit, end in hits:
-            per.setdefault(rfind(b"\n", 0, end - 1) + 1, set()).add(names[lit])
-        return {start: frozenset(found) for start, found in per.items()}
+            if start < end <= line_end:
+                ids.append(lit)
+                continue
+            if ids:
+                key = tuple(ids)
+                got = sets.get(key) or sets.setdefault(key, frozenset(names[i] for i in ids))
+                before = out.get(start)
+                out[start] = got if before is None else before | got
+            if lit < 0:
+                break
+            start = rfind(b"\n", 0, end - 1) + 1
+            line_end = find(b"\n", end - 1)
+            if line_end < 0:
+                line_end = len(region)
+            ids = [lit]
+        return out
 
     def found_in_each(self, lines: list[bytes]) -> list[frozenset[str]]:
         """found_in of each line (none holding a newline), from one scan of them joined where Hyperscan is."""

@@ -84,6 +84,8 @@ class FastFeeder:
         # the literals of the head's lines (fed whole), by where they start in `block`, up to head_end
         self.head_found: dict[int, frozenset[str]] | None = None
         self.head_end = -1
+        # past the fact region: the body literals of each line of `block` holding one, by where it starts (one scan)
+        self.block_found: dict[int, frozenset[str]] | None = None
         self.decoded_at, self.decoded = -1, ""  # the same for the line _matters decoded: its text
         self.facts_known, self.dropped = -1, frozenset[str]()
         self.next_line = 1  # number of the next line to be handed out
@@ -121,7 +123,8 @@ class FastFeeder:
     def _matters(self, raw: bytes, pos: int) -> bool:
         """Whether a line the engine found (at `pos`) holds a gate literal with what its rules need beside it."""
         head = self.next_line <= FACT_LINES
-        every = self.found_here = self.line_search.found_in(raw)
+        known = self.block_found
+        every = self.found_here = known[pos] if known is not None else self.line_search.found_in(raw)
         self.found_at = pos
         found = every & (self.head_literals if head else self.body_literals)
         # past the head a job fact's literal (a Ray actor's prefix) is read by nothing: what the copies are told by
@@ -153,8 +156,12 @@ class FastFeeder:
         self.block_last = self.next_line - 1  # the lines are counted on the way (not the whole block once more)
 
     def _feed_lines(self, block: bytes) -> None:
-        search = self.head_search if self.block_first <= FACT_LINES else self.body_search
-        starts = search.line_starts(block)
+        # past the fact region only body literals are read (SearchIndex): each line's, from one scan of the block, are
+        # what the scanner reads of it (a Hyperscan call per line cost several times its matches: own log, 7 µs)
+        late = self.block_first > FACT_LINES
+        known = self.block_found = self.body_search.found_by_start(block) if late and self.index.complete else None
+        search = self.body_search if late else self.head_search
+        starts = sorted(known) if known is not None else search.line_starts(block)
         self.candidates += len(starts)
         ci, pos, size = 0, 0, len(block)
         scanner = self.scanner
