@@ -273,8 +273,9 @@ def test_the_literals_of_many_lines_found_in_one_scan_are_each_line_s(db, name: 
     each = search.found_in_each(lines)
     assert each == [search.found_in(x) for x in lines] and sum(map(bool, each)) >= 20
     starts = [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))]
-    by_start = search.found_by_start(b"\n".join(lines) + b"\n")
-    assert by_start == ({s: f for s, f in zip(starts, each, strict=True) if f} if name == "hyperscan" else None)
+    want = {s: f for s, f in zip(starts, each, strict=True) if f} if name == "hyperscan" else None
+    assert search.found_by_start(b"\n".join(lines) + b"\n") == want
+    assert search.found_by_start(b"\n".join(lines)) == want  # the last line without its line end
 
 
 @pytest.mark.skipif(engine._hs is None, reason="Hyperscan is not installed here")
