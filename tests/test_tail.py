@@ -49,3 +49,33 @@ def test_the_tail_is_the_same_as_splitting_every_block() -> None:
             got = tail_lines(feeder, n)  # type: ignore[arg-type]
             assert got == _split_whole(feeder, n)
             assert all(text.startswith(f"{no} ") for no, text in got)  # each line under its own number
+
+
+def test_the_heads_lines_are_not_lent_again(db, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The feeder feeds a file's head whole, so the tail lent after its end starts past the head: a per-rank file of
+    a few thousand lines was normalised twice. The report is the same as the line-by-line scan's."""
+    from diagnoser.console import Warner, input_sources
+    from diagnoser.match import scanner
+    from diagnoser.modes.batch import diagnose
+    from diagnoser.read.activity import TAIL_LINES
+    from diagnoser.read.normalize import HEAD_LINES
+    from diagnoser.report.contract import to_json
+
+    lent: list[int] = []
+    real = scanner.SourceScanner.lend
+
+    def lend(self: scanner.SourceScanner, lines: list[tuple[int, str]]) -> None:
+        lent.extend(n for n, _text in lines)
+        real(self, lines)
+
+    monkeypatch.setattr(scanner.SourceScanner, "lend", lend)
+    for total in (HEAD_LINES // 2, HEAD_LINES + 300, HEAD_LINES + TAIL_LINES + 300):
+        log = tmp_path / f"rank-{total}.log"
+        log.write_text("".join(f"[rank{i % 4}]: step {i} loss 0.{i % 97}\n" for i in range(1, total + 1)))
+        lent.clear()
+        fast = to_json(diagnose(db, input_sources([log], Warner("en")), "en", fast="always"))
+        assert lent == list(range(max(HEAD_LINES, total - TAIL_LINES) + 1, total + 1))
+        slow = to_json(diagnose(db, input_sources([log], Warner("en")), "en", fast=False))
+        fast["stats"].pop("seconds", None)
+        slow["stats"].pop("seconds", None)
+        assert fast == slow

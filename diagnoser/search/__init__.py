@@ -19,7 +19,7 @@ from .engine import LiteralSearch, engine_name
 from .feeder import FastFeeder, Sink
 from .index import GateIndex, SearchIndex
 from .split import LimitedReader, Part, head_year, plan_parts
-from .tail import tail_lines
+from .tail import lent_tail
 
 __all__ = ["GateIndex", "LimitedReader", "LiteralSearch", "LiveGate", "Part", "SearchIndex", "Sink", "engine_name",
            "head_year", "plan_parts", "scan"]
@@ -31,12 +31,13 @@ def scan(sink: Sink, index: SearchIndex, reader: BinaryIO, count: Callable[[int]
     number of the last line read. A corrupt gzip stream or a read error ends the input with a warning.
     `ends_source`: the reader ends the source (not a part of a split file followed by another)."""
     # the source's last lines are lent to the scanner at the end (each writer's last line and step); a part that
-    # ends before the source does has no such lines (a scan of the whole file would not lend them either)
+    # ends before the source does has no such lines (a scan of the whole file would not lend them either); nor are the
+    # head's, fed whole
     feeder = FastFeeder(sink, index, count, max(memory, activity.TAIL_LINES) if ends_source else memory)
     feeder.next_line = first_line
     read_guarded(lambda: feeder.run(reader), warn, name)
     if ends_source:
-        sink.lend(tail_lines(feeder, activity.TAIL_LINES))
+        sink.lend(lent_tail(feeder, activity.TAIL_LINES))
     return feeder.next_line - 1
 
 
@@ -79,7 +80,7 @@ class LiveGate:
         """The source ended (or began again): its tail lent to the scanner; the number of its last line."""
         if self.feeder is None:
             return 0
-        self.sink.lend(tail_lines(self.feeder, activity.TAIL_LINES))
+        self.sink.lend(lent_tail(self.feeder, activity.TAIL_LINES))
         return self.feeder.next_line - 1
 
 

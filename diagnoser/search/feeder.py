@@ -21,7 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
-from ..read.normalize import FACT_LINES, HEAD_LINES, clean_text
+from ..read.normalize import FACT_LINES, clean_text
+from ..read.normalize import HEAD_LINES as HEAD_LINES  # the head it feeds whole (search/tail.py)
 from ..read.sources import MAX_LINE, line_text
 from .blocks import pieces
 from .index import SearchIndex

@@ -4,13 +4,21 @@ and step are read from a file's tail; see read/activity.py)."""
 from __future__ import annotations
 
 from ..read.sources import line_text
+from . import feeder as feeding
 from .feeder import FastFeeder
 from .split import nth_line_end
 
 
-def tail_lines(feeder: FastFeeder, n: int) -> list[tuple[int, str]]:
-    """The last `n` lines read (as far as the blocks the feeder still holds reach), in order."""
-    first = max(1, feeder.next_line - n)
+def lent_tail(feeder: FastFeeder, n: int) -> list[tuple[int, str]]:
+    """The lines lent at a source's end: its last `n`, but for those of its head, which the feeder fed whole (a file
+    of a few thousand lines, as most of a job's per-rank files are, was normalised twice)."""
+    return tail_lines(feeder, n, feeding.HEAD_LINES)
+
+
+def tail_lines(feeder: FastFeeder, n: int, after: int = 0) -> list[tuple[int, str]]:
+    """The last `n` lines read (as far as the blocks the feeder still holds reach), in order; only those numbered
+    above `after`."""
+    first = max(1, after + 1, feeder.next_line - n)
     out: list[tuple[int, str]] = []
     for data, lo, hi in (*feeder.history, (feeder.block, feeder.block_first, feeder.block_last)):
         if hi < first or not data:
