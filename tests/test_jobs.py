@@ -86,6 +86,29 @@ def test_parallel_scan_equals_sequential(db, tmp_path: Path) -> None:  # type: i
     assert sequential["root_cause"]["id"] == "cuda-oom"
 
 
+def test_a_folder_of_small_files_is_shared_among_the_workers(tmp_path: Path) -> None:
+    """All of a job's 64 per-rank files went to one worker (one batch up to 64 files or 32 MB): -j 2 took as long as
+    -j 1. Now each worker gets a few batches, in order, none past the old bounds; a part of a big file goes alone."""
+    from diagnoser.modes.batch import BATCH_BYTES, BATCH_FILES, _batches
+    from diagnoser.read.sources import Source
+    from diagnoser.search import Part
+
+    sources = []
+    for i in range(64):
+        path = tmp_path / f"rank{i}.log"
+        path.write_bytes(b"x" * 300_000)
+        sources.append(Source(str(path), path))
+    tasks: list = [(i, s, None) for i, s in enumerate(sources)]
+    for workers in (2, 4, 16):
+        batches = _batches(tasks, workers)
+        assert [t for b in batches for t in b] == tasks
+        assert len(batches) >= workers * 2
+        assert all(len(b) <= BATCH_FILES and sum(t[1].path.stat().st_size for t in b) <= BATCH_BYTES for b in batches)
+    big = (64, Source("big", tmp_path / "big"), Part(0, 10, 0, False))
+    batches = _batches([*tasks[:3], big, *tasks[3:5]], 2)
+    assert [big] in batches and all(len(b) == 1 or big not in b for b in batches)
+
+
 def test_job_section_verdict_and_checkpoint(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = tmp_path / "train.log"
     log.write_text(

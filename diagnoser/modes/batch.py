@@ -53,6 +53,8 @@ _WORKER: Pipeline | None = None
 _WORKER_WARNINGS: list[str] = []
 BATCH_FILES = 64  # small files sent to a worker together (one round trip, merged in order there)
 BATCH_BYTES = 32 << 20
+BATCH_MIN = 1 << 20  # ... at least this much together, unless the files run out
+BATCH_SHARES = 4  # batches per worker, when the files allow: the last to finish keeps the others waiting less
 
 
 _FORKED_DB: Database | None = None  # the parent's database, which a forked worker inherits
@@ -86,14 +88,20 @@ def _scan_in_worker(batch: list[tuple[int, Source, Part | None]], fast: bool | s
     return total, warnings  # signatures stay out of it: the parent has them
 
 
-def _batches(tasks: list[tuple[int, Source, Part | None]]) -> list[list[tuple[int, Source, Part | None]]]:
-    """Consecutive small files go together; a part of a big file goes alone."""
+def _batches(tasks: list[tuple[int, Source, Part | None]],
+             workers: int) -> list[list[tuple[int, Source, Part | None]]]:
+    """Consecutive small files go together, a few batches for each worker (all of a job's 64 per-rank files in one
+    batch kept one worker busy while the others waited); a part of a big file goes alone."""
+    whole = [source_size(source) for _i, source, part in tasks if part is None]
+    share = max(1, workers * BATCH_SHARES)
+    most_bytes = min(BATCH_BYTES, max(BATCH_MIN, sum(whole) // share))
+    most_files = min(BATCH_FILES, max(1, -(-len(whole) // share)))
     out: list[list[tuple[int, Source, Part | None]]] = []
     size = 0
     for task in tasks:
         _index, source, part = task
         weight = (part.end - part.start) if part is not None else source_size(source)
-        if (part is not None or not out or len(out[-1]) >= BATCH_FILES or size + weight > BATCH_BYTES
+        if (part is not None or not out or len(out[-1]) >= most_files or size + weight > most_bytes
                 or out[-1][0][2] is not None):
             out.append([task])
             size = weight
@@ -245,7 +253,8 @@ def _scan_all(pipeline: Pipeline, sources: list[Source], jobs: int, fast: bool |
                                    initargs=(None if forked else list(signatures.values()),))
         try:
             futures = {(batch[0][0], batch[0][2].start if batch[0][2] else 0):
-                       pool.submit(_scan_in_worker, batch, fast, year) for batch in _batches(tasks)}
+                       pool.submit(_scan_in_worker, batch, fast, year)
+                       for batch in _batches(tasks, min(jobs, len(tasks)))}
             for i, s in enumerate(sources, start=first_index):
                 if s.is_stdin:
                     results[(i, 0)] = pipeline.scan(s, i, fast, year)
