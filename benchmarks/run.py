@@ -7,7 +7,8 @@
 The logs: the project's own generator (benchmarks/generate.py), an independent one (genlog.py in the
 shared bench folder, a `tee train.log` of a Ray job: actor prefixes, colour, tqdm redraws, Transformer
 Engine warnings), a dense log from it (a failure every few hundred lines), and a job's folder of per-node
-logs from it (--folder: 16 files of 4 MB, `grep -r` on the folder). Each is generated once into --work.
+logs from it (--folder: 16 files of 4 MB, and 64 per-rank files of 256 KB, `grep -r` on the folder). Each is
+generated once into --work.
 For each: `LC_ALL=C grep -c -F -f literals.txt` (the words a user greps a failed job's log for, from the
 shared folder), `diagnose -j 1` and `diagnose` with all cores, with wall time, MB/s, lines/s, peak RSS
 and the ratio to grep's time in the same run; the findings are checked against what
@@ -161,14 +162,13 @@ def make_logs(work: Path, shared: Path, sizes: list[str], folder: str = "") -> l
         logs.append(_genlog(work, shared, f"independent {size}", f"ind-{size}.log", parse_size(size), 20))
     # dense: a failure every few hundred lines (about 540 lines per MB: one per ~270 lines)
     logs.append(_genlog(work, shared, "dense 100M", "dense-100M.log", parse_size("100M"), 2000))
-    if folder:
-        logs.append(_folder(work, shared, folder))
+    logs += [_folder(work, shared, spec.strip()) for spec in folder.split(",") if spec.strip()]
     return logs
 
 
 def _folder(work: Path, shared: Path, spec: str) -> tuple[str, Path, list[str]]:
-    """A job's folder of per-node logs (post-mortem): N files of SIZE each (`--folder NxSIZE`), each from the
-    independent generator with a seed of its own and one failure injected."""
+    """A job's folder of per-node or per-rank logs (post-mortem): N files of SIZE each (`--folder NxSIZE`), each
+    from the independent generator with a seed of its own and one failure injected."""
     count, _x, size = spec.partition("x")
     n, each = int(count), parse_size(size)
     path = work / f"folder-{n}x{size}"
@@ -179,7 +179,7 @@ def _folder(work: Path, shared: Path, spec: str) -> tuple[str, Path, list[str]]:
         truth = work / f"folder-{n}x{size}-node-{i}.truth.json"  # beside the folder: not one of its logs
         if not log.exists() or not truth.exists():
             print(f"generating {log} ...", file=sys.stderr)
-            subprocess.run([sys.executable, str(shared / "genlog.py"), "--size-mb", str(each >> 20), "--seed",
+            subprocess.run([sys.executable, str(shared / "genlog.py"), "--size-mb", str(each / (1 << 20)), "--seed",
                             str(100 + i), "--inject", "1", "--out", str(log)], check=True, stdout=subprocess.DEVNULL)
             Path(str(log) + ".truth.json").replace(truth)
         kinds |= {x["kind"] for x in json.loads(truth.read_text())["injections"]}
@@ -216,8 +216,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the shared bench folder (genlog.py, literals.txt)")
     ap.add_argument("--work", default="/tmp/diagnoser-bench", help="where the logs are generated")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each command; the best is shown")
-    ap.add_argument("--folder", default="16x4M",
-                    help="a folder of per-node logs, N files of SIZE (NxSIZE); empty: none")
+    ap.add_argument("--folder", default="16x4M,64x256K",
+                    help="folders of per-node or per-rank logs, N files of SIZE each (NxSIZE, comma-separated); "
+                         "empty: none")
     ap.add_argument("--no-db-growth", action="store_true", help="skip the ten-times-the-signatures run")
     ap.add_argument("--live-lines", type=int, default=1_000_000,
                     help="lines of the live rows (diagnose run, --follow; benchmarks/live_rate.py); 0 skips them")
