@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
 SIGNATURES = ROOT / "signatures"
 SHARED_IDS = ROOT.parent / "shared" / "signature-ids.md"
+
+# A runner started in the background by a non-interactive shell (`nohup ... &`) ignores SIGINT, and so would every
+# diagnose a test starts: the tests that stop one with Ctrl-C then saw it run on (five failed, one left a worker
+# waiting on a FIFO). A handler, unlike an ignored signal, is not inherited across exec: the commands get the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
