@@ -92,15 +92,15 @@ def _batches(tasks: list[tuple[int, Source, Part | None]],
              workers: int) -> list[list[tuple[int, Source, Part | None]]]:
     """Consecutive small files go together, a few batches for each worker (all of a job's 64 per-rank files in one
     batch kept one worker busy while the others waited); a part of a big file goes alone."""
-    whole = [source_size(source) for _i, source, part in tasks if part is None]
+    weights = [(part.end - part.start) if part is not None else source_size(source) for _i, source, part in tasks]
+    whole = [w for w, (_i, _source, part) in zip(weights, tasks, strict=True) if part is None]
     share = max(1, workers * BATCH_SHARES)
     most_bytes = min(BATCH_BYTES, max(BATCH_MIN, sum(whole) // share))
     most_files = min(BATCH_FILES, max(1, -(-len(whole) // share)))
     out: list[list[tuple[int, Source, Part | None]]] = []
     size = 0
-    for task in tasks:
-        _index, source, part = task
-        weight = (part.end - part.start) if part is not None else source_size(source)
+    for task, weight in zip(tasks, weights, strict=True):
+        part = task[2]
         if (part is not None or not out or len(out[-1]) >= most_files or size + weight > most_bytes
                 or out[-1][0][2] is not None):
             out.append([task])

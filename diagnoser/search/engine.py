@@ -136,7 +136,9 @@ class LiteralSearch:
                 continue
             if ids:
                 key = tuple(ids)
-                got = sets.get(key) or sets.setdefault(key, frozenset(names[i] for i in ids))
+                got = sets.get(key)
+                if got is None:
+                    got = sets[key] = frozenset(names[i] for i in ids)
                 before = out.get(start)
                 out[start] = got if before is None else before | got
             if lit < 0:
