@@ -168,9 +168,13 @@ def test_the_kv_cache_remedy_names_the_frameworks_own_settings(db: Database, sam
 
 # PyTorch's watchdog line as users posted it (signatures/nccl/nccl-watchdog-timeout.yaml's example), and the kernel's
 # OOM-killer line (host-oom-killed's example): each under another framework's sample
-WATCHDOG = ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation"
-            " timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000,"
-            " Timeout(ms)=600000) ran for 600081 milliseconds before timing out.")
+WATCHDOG = ("[rank3]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation"
+            " timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000)"
+            " ran for 600020 milliseconds before timing out.")
+# ... and at SeqNum 1, the first collective of its group: a rank that never came, or ranks that cannot connect
+FIRST = ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation"
+         " timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000,"
+         " Timeout(ms)=600000) ran for 600081 milliseconds before timing out.")
 OOM_KILLER = ("2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE),"
               " order=0, oom_score_adj=0")
 
@@ -180,6 +184,8 @@ OOM_KILLER = ("2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: gfp_mas
      ["actor_rollout_ref.", "--distributed-timeout-minutes"]),
     ("pai-megatron/gpu-ecc-error-xid48-dmesg.log", WATCHDOG, "nccl-watchdog-timeout",
      "--distributed-timeout-minutes", ["actor_rollout_ref.", "ddp_timeout"]),  # its dump names the setting
+    ("pai-megatron/gpu-ecc-error-xid48-dmesg.log", FIRST, "nccl-watchdog-timeout", "NCCL_SOCKET_IFNAME",
+     ["raise distributed_timeout_minutes", "lower SeqNum than"]),
     ("openrlhf/vllm-kv-cache-v0-max-seq-len.log", OOM_KILLER, "host-oom-killed", "--ref_reward_offload",
      ["data.dataloader_num_workers", "actor_rollout_ref."]),
     ("health/trl-grpo-cpu-real-nan.log", OOM_KILLER, "host-oom-killed", "--offload_optimizer",
