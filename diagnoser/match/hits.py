@@ -20,6 +20,7 @@ CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 2
 CONTEXT_REACH = 15  # context lines come from at most this many physical lines away
 AFTER_WAIT = 12  # physical lines a hit outside a traceback waits for its after-context
+HITS_KEPT = 8  # the last hits' lines kept per signature (lone errors they explain: read/lone.py LONE_NEAR)
 
 
 @dataclass(slots=True)
@@ -58,6 +59,7 @@ class HitDecider:
     emit: Callable[[Event], None]
     normalizer: Normalizer
     recent: deque[LogLine]
+    hit_lines: dict[str, deque[int]]
     pending: list[Pending]
     books: dict[int, TracebackBook]
     lineno: int
@@ -220,6 +222,7 @@ class HitDecider:
             if book is not None:
                 book.sigs.add(cs.sig.id)
             self.emit(HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p)))
+            self.hit_lines.setdefault(cs.sig.id, deque(maxlen=HITS_KEPT)).append(p.line.lineno)
         if book is not None:
             book.pending -= 1
             if accepted and not _leaves_unexplained(cs, p):

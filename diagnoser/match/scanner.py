@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ..read.activity import ActivityTracker
 from ..read.grouper import STALE_TB, TracebackGrouper
-from ..read.lone import LONE_KEEP, LONE_TAIL, lone_error
+from ..read.lone import LONE_NEAR, LONE_TAIL, Lone, last_lone, lone_error
 from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
 from ..read.pyspy import PySpyReader
@@ -74,8 +74,9 @@ class SourceScanner(HitDecider):
         # ... past the head (job facts no longer read): with their literals too, unless a metric reader reads every line
         job = frozenset() if search.metrics.always else search.job_only
         self.lean_late, self.metric_late = search.lean | job, search.metric_lean | job
-        # lone exception lines (line, type, message), the last LONE_TAIL
-        self.lone: deque[tuple[LogLine, str, str]] = deque(maxlen=LONE_TAIL)
+        # lone exception lines (line, type, message, the signatures whose regex read it), the last LONE_TAIL
+        self.lone: deque[Lone] = deque(maxlen=LONE_TAIL)
+        self.hit_lines: dict[str, deque[int]] = {}  # signature -> the lines of its last hits (HITS_KEPT)
         self.ignoring: set[str] = set()  # streams whose last line makes a traceback starting next ignored (IGNORED)
         self.metrics = ReaderState()  # what the metric readers remember in this source (match/metrics.py)
         self.metrics_from = 0  # a part of a split file: lines before its start (its look-back lead) are read, not told
@@ -217,7 +218,8 @@ class SourceScanner(HitDecider):
         if tb is None and all(rule.all or rule.not_ for rule, _captures in rules):
             m = lone_error(text, self.raw)
             if m is not None:
-                self.lone.append((line, m.group("type"), m.group("msg").strip()))
+                sigs = tuple(self.db.signatures[rule.sig_index].sig.id for rule, _captures in rules)
+                self.lone.append((line, m.group("type"), m.group("msg").strip(), sigs))
 
     def _metric(self, line: LogLine) -> None:
         """A metric record on this line: its values that a health rule reads, as one event."""
@@ -266,14 +268,10 @@ class SourceScanner(HitDecider):
             self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
 
     def _emit_lone(self, last_line: int) -> None:
-        """The last LONE_KEEP distinct lone errors of the source's last LONE_TAIL lines, each with its count."""
-        found: dict[tuple[str, str], tuple[LogLine, int]] = {}  # (type, message) -> its first line, count
-        for line, exc_type, message in self.lone:
-            if last_line - line.lineno >= LONE_TAIL:
-                continue
-            first, count = found.pop((exc_type, message), (line, 0))  # re-inserted: ordered by each key's last line
-            found[(exc_type, message)] = (first, count + line.repeat)
-        for (exc_type, message), (line, count) in list(found.items())[-LONE_KEEP:]:
+        def hit_near(sig: str, lineno: int) -> bool:
+            return any(abs(n - lineno) <= LONE_NEAR for n in self.hit_lines.get(sig, ()))
+
+        for line, exc_type, message, count in last_lone(self.lone, last_line, hit_near):
             self.emit(UnrecognizedEvent(exc_type, message, "", line, "line", count=count))
 
     # -- tracebacks ------------------------------------------------------------------------------

@@ -3,9 +3,12 @@ a failed C++ CHECK), and the literals the fast search must find for them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import regex
 
 from ..lazyre import lazy
+from .normalize import LogLine
 
 # An exception line with no traceback around it ("ImportError: ...so: undefined symbol: x" as the last line
 # of a paste), or a failed C++ CHECK (Ray's RAY_CHECK, glog, absl: "file.cc:NN:  Check failed: <condition>", glog's
@@ -31,6 +34,24 @@ _CHECK = lazy(r"(?:\.(?:cc|cpp|cxx|h|hpp):\d+(?::|\])\s+|^)(?P<type>Check failed
 _BENIGN_CHECK = "Check failed: core_worker_process "
 LONE_TAIL = 100  # physical lines from the end of its source within which a lone line counts
 LONE_KEEP = 3  # distinct lone errors kept per source
+# a line that a signature's regex read, though its conditions left the line out, is explained when that signature
+# hit within this many lines: Ray's "ActorDiedError: The actor died unexpectedly" headline is one message with the
+# death cause printed a few lines below it, which ray-actor-died reads instead
+LONE_NEAR = 15
+Lone = tuple[LogLine, str, str, tuple[str, ...]]  # the line, its type, its message, the signatures that read it
+
+
+def last_lone(entries: Iterable[Lone], last_line: int,
+              hit_near: Callable[[str, int], bool]) -> list[tuple[LogLine, str, str, int]]:
+    """The last LONE_KEEP distinct lone errors of a source's last LONE_TAIL lines, each with its count (of its
+    first line), but those a nearby hit of a signature that read them explains (LONE_NEAR)."""
+    found: dict[tuple[str, str], tuple[LogLine, int]] = {}  # (type, message) -> its first line, count
+    for line, exc_type, message, sigs in entries:
+        if last_line - line.lineno >= LONE_TAIL or any(hit_near(sig, line.lineno) for sig in sigs):
+            continue
+        first, count = found.pop((exc_type, message), (line, 0))  # re-inserted: ordered by each key's last line
+        found[(exc_type, message)] = (first, count + line.repeat)
+    return [(line, exc_type, message, count) for (exc_type, message), (line, count) in list(found.items())[-LONE_KEEP:]]
 
 
 def lone_error(text: str, raw: str | None = None) -> regex.Match[str] | None:
