@@ -148,3 +148,35 @@ def test_a_generalised_pattern_does_not_backtrack_badly() -> None:
     pattern, _ = generalise("failed at /a/b/c.py:12 with 0x1f and 3.5 values  after   spaces")
     hostile = "failed at /" + "a" * 50_000 + ":x" + " 1" * 10_000
     assert regex.search(pattern, hostile, timeout=2.0) is None
+
+
+COMMON_FILE_COND = """id: my-store-error
+title: {en: My store failed, zh: 我的存储失败}
+kind: cause
+severity: error
+match:
+  any: ['MyStoreError: (?P<what>.+)']
+  not:
+    - {regex: 'Connected to Ray cluster\\.', within: file}
+why: {en: because, zh: 因为}
+remedy: {en: fix it, zh: 修复}
+references: [https://example.com]
+examples: {match: ['MyStoreError: x'], no_match: ['MyStoreErr: y']}
+"""
+
+
+def test_a_whole_file_condition_on_a_common_literal_is_a_lint_error(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # every line holding a `within: file` literal is read: a literal ordinary logs print (Ray's driver says "Connected
+    # to Ray cluster." at every start) costs a fed line each time; a window (`within: N`) is searched only while a hit
+    # waits on it
+    folder = tmp_path / "sigs"
+    folder.mkdir()
+    (folder / "my-store-error.yaml").write_text(COMMON_FILE_COND, encoding="utf-8")
+    code, out, _ = run(["check-signatures", str(folder)], capsys)
+    assert code == 1 and "a `within: file` condition's literal is in ordinary log lines" in out
+    assert "'Connected to Ray cluster.'" in out
+    (folder / "my-store-error.yaml").write_text(COMMON_FILE_COND.replace("within: file", "within: 100"),
+                                                encoding="utf-8")
+    code, out, _ = run(["check-signatures", str(folder)], capsys)
+    assert code == 0, out

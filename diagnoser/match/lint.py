@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from ..search.rarity import line_share
 from .database import Database
 from .literals import spellings
 from .schema import FIELD_ORDER, Signature
@@ -55,6 +56,13 @@ def lint(db: Database, folders: Iterable[Path] = (), only: Iterable[str] | None 
             if cond.cond.scope == "file" and cond.gate is None:
                 problems.append(Problem(sig.path, "match", "a `within: file` condition needs a literal of 3+ "
                                         f"characters: {cond.cond.pattern}"))
+            elif cond.cond.scope == "file" and cond.gate is not None:
+                # every line holding a whole-file condition's literal is read, wherever it is in the file
+                common = [lit for lit in cond.gate.literals if line_share(lit.encode("utf-8")) > 0]
+                if common:
+                    problems.append(Problem(sig.path, "match", "a `within: file` condition's literal is in ordinary "
+                                            "log lines (search/background.txt), so every line holding it is read: "
+                                            f"{', '.join(map(repr, common))}; use a `within: N` window"))
         problems += _declared_literals(sig)
         problems += _look_alikes(sig, [r.gate.literals for r in cs.rules if r.gate is not None],
                                  any(r.gate is not None and r.gate.fold for r in cs.rules))
