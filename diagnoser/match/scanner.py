@@ -268,6 +268,7 @@ class SourceScanner(HitDecider):
             self.emit(FileSeenEvent(self.source, frozenset(self.cond_keys[i] for i in self.file_seen)))
 
     def _emit_lone(self, last_line: int) -> None:
+        """The source's last lone errors (read/lone.py last_lone), but those a hit nearby explains."""
         def hit_near(sig: str, lineno: int) -> bool:
             return any(abs(n - lineno) <= LONE_NEAR for n in self.hit_lines.get(sig, ()))
 
