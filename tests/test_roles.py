@@ -85,3 +85,33 @@ def test_advice_is_never_the_root_cause(db: Database) -> None:
     advice = next(cs.sig for cs in db.signatures if cs.sig.role == "advice")
     loc = Location("a.log", 1)
     assert root_cause(rank_findings([Finding(advice, 1, loc, loc, {}, ())])) is None
+
+
+# vLLM's engine core logs the failed call and then its traceback (an OpenRLHF user's post, OpenRLHF issue 1193, cut
+# inside that traceback's frames)
+ENGINE_CALL = [
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094] Invocation of collective_rpc method failed',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094] Traceback (most recent call last):',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]   File "/home/jianh/.local/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 1091, in _handle_client_request',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]     result = method(*self._convert_msgspec_args(method, args))',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]   File "/home/jianh/.local/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 657, in collective_rpc',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]     return self.model_executor.collective_rpc(method, timeout, args, kwargs)',
+    '(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+]
+
+
+def test_a_cut_traceback_read_from_the_symptom_s_own_lines_does_not_lead(db: Database) -> None:
+    # the traceback holds no error of its own: the symptom, with its remedy, leads; listed below as a cut traceback
+    report = diagnose_text(db, "\n".join(ENGINE_CALL))
+    assert report.lead.role == "symptom" and report.lead.finding is not None
+    assert report.lead.finding.sig.id == "vllm-engine-call-failed"
+    assert [u.exc_type for u in report.unrecognized] == ["?"]
+
+
+def test_a_cut_traceback_before_the_symptom_still_leads(db: Database) -> None:
+    # another process's traceback, cut, before the engine's failed call: it may be where the failure began
+    other = ["Traceback (most recent call last):", '  File "/app/train.py", line 9, in step',
+             "    loss = model(batch)", "step 7 done"]
+    report = diagnose_text(db, "\n".join(other + ["x"] * 30 + ENGINE_CALL))
+    assert report.lead.role == "unrecognized"
