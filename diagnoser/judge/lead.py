@@ -71,8 +71,9 @@ def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[
         if u.echo_of is None and (first is None or earlier(u.first, first.first)):
             first = u
     cascade = next((f for f in symptoms if f.sig.role == "cascade"), None)
-    # a traceback read from the symptom's own lines blocks it only with an error of its own: one cut before its exception
-    # line (type "?") is the symptom's traceback (vLLM's "Invocation of collective_rpc method failed" logs one), no more
+    # a traceback read from the symptom's own lines blocks it only with an error of its own: one cut before its
+    # exception line (type "?") is the symptom's traceback (vLLM's "Invocation of collective_rpc method failed" logs
+    # one), no more
     if cascade is not None and not (first is not None and (earlier(first.first, cascade.first)
                                                           or (_within(first, cascade) and first.exc_type != "?"))):
         return Lead("symptom", cascade)
