@@ -2,9 +2,10 @@
 
 The lead is the root cause; without one, a cascade (unless an unrecognised error came first: an echo never leads when
 the error it echoes was read before it or from the same lines, the NCCL watchdog's `terminated with exception:` /
-`what():` text; a traceback of its own lines cut before its exception line holds no such error), the first unrecognised error, or a confirmation; without any, the command's own exit status. An
-unrecognised error on the root cause's rank (or process) after it, or a launcher's report that a worker failed, is
-the root cause seen again: it is folded into it, not listed as a second unknown error.
+`what():` text; a traceback of its own lines cut before its exception line holds no such error), the first
+unrecognised error, or a confirmation; without any, the command's own exit status. An unrecognised error on the
+root cause's rank (or process) after it, or a launcher's report that a worker failed, is the root cause seen again:
+it is folded into it, not listed as a second unknown error.
 """
 
 from __future__ import annotations
