@@ -276,17 +276,18 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_stopped_scan_leaves_no_worker_behind(sig: signal.Signals, tmp_path: Path) -> None:
-    # two inputs, two worker processes; the FIFO has no writer, so its worker waits until it is stopped
+    # two inputs, -j 2: the parent scans the first, a worker process the FIFO, which has no writer, so that worker
+    # waits until it is stopped
     fifo = tmp_path / "rank1.log"
     os.mkfifo(fifo)
     proc = subprocess.Popen([sys.executable, "-m", "diagnoser", "-j", "2", str(SAMPLE), str(fifo)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     deadline = time.monotonic() + 60
     workers: set[int] = set()
-    while time.monotonic() < deadline and len(workers) < 2:
+    while time.monotonic() < deadline and not workers:
         time.sleep(0.2)
         workers = _descendants(proc.pid)
-    assert len(workers) >= 2, "the worker processes did not start"
+    assert workers, "the worker process did not start"
     time.sleep(1.0)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=60)

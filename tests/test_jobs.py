@@ -89,7 +89,7 @@ def test_parallel_scan_equals_sequential(db, tmp_path: Path) -> None:  # type: i
 def test_a_folder_of_small_files_is_shared_among_the_workers(tmp_path: Path) -> None:
     """All of a job's 64 per-rank files went to one worker (one batch up to 64 files or 32 MB): -j 2 took as long as
     -j 1. Now each worker gets a few batches, in order, none past the old bounds; a part of a big file goes alone."""
-    from diagnoser.modes.batch import BATCH_BYTES, BATCH_FILES, _batches
+    from diagnoser.modes.pool import BATCH_BYTES, BATCH_FILES, _batches
     from diagnoser.read.sources import Source
     from diagnoser.search import Part
 
