@@ -86,6 +86,9 @@ def test_childfailederror_index_lines_survive() -> None:
     ("[2024-05-01 12:00:01,123 I 1234 5678] node_manager.cc:123: msg", "2024-05-01T12:00:01.123",
      "node_manager.cc:123: msg"),
     ("[Wed May  1 12:00:01 2024] NVRM: Xid (PCI:0000:3b:00): 79", "2024-05-01T12:00:01", "NVRM: Xid (PCI:0000:3b:00): 79"),
+    # a log export that quotes the time (verl issue 2968)
+    ('"2025-08-07T21:02:33+08:00"   File "/data1/verl-main/verl/trainer/main_ppo.py", line 40, in main',
+     "2025-08-07T21:02:33", 'File "/data1/verl-main/verl/trainer/main_ppo.py", line 40, in main'),
 ])
 def test_timestamps(raw: str, time: str, text: str) -> None:
     line = one(raw)
@@ -150,6 +153,31 @@ def test_strip_ansi_is_idempotent_on_plain_text() -> None:
 def test_srun_label_is_stripped_and_the_rank_prefix_after_it_read() -> None:
     line = Normalizer("x").lines(1, "4: [rank4]: RuntimeError: cuDNN Error: Tensor strides not set")[0]
     assert line.text == "RuntimeError: cuDNN Error: Tensor strides not set" and line.rank == 4
+
+
+def _texts(lines: list[str]) -> list[str]:
+    n = Normalizer("x")
+    return [n.lines(i, raw)[0].text for i, raw in enumerate(lines, start=1)]
+
+
+def test_a_numbered_listing_loses_its_gutter() -> None:
+    # ROLL issue 436's paste (an editor's right-aligned numbers), and `cat -n`'s tab
+    pasted = ["   1 (DynamicSamplingScheduler) Traceback (most recent call last):",
+              '   2   File ".../roll/distributed/scheduler/generate_scheduler.py", line 478, in __init__',
+              "   3     self.get_next_dataset_item()", "   4 AttributeError: 'DynamicSampli"]
+    assert _texts(pasted)[1:] == ['  File ".../roll/distributed/scheduler/generate_scheduler.py", line 478, in __init__',
+                                  "    self.get_next_dataset_item()", "AttributeError: 'DynamicSampli"]
+    assert _texts(["     7\tTraceback (most recent call last):", "     8\tValueError: x"]) == \
+        ["Traceback (most recent call last):", "ValueError: x"]
+    # left-aligned numbers count once three lines in a row are numbered n, n + 1, n + 2
+    assert _texts(["12 a", "13 b", "14 c", "15 ValueError: x"])[3] == "ValueError: x"
+
+
+def test_numbers_that_are_no_gutter_stay() -> None:
+    # a run of numbers must begin in the first lines (GUTTER_PREAMBLE)
+    numbered = ["1 a", "5 b", "9 c", "20 d", "25 e", "30 f", "31 g", "32 h", "33 i"]
+    assert _texts(numbered) == numbered
+    assert _texts(["step 1", "step 2", "step 3", "100 prompts done"])[3] == "100 prompts done"
 
 
 def test_prefix_candidates_strip_as_trying_every_pattern(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,8 +66,8 @@ _ISO = (
     r"\[?(?P<Y>\d{4})[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:[.,](?P<f>\d{1,9}))?(?:\s?(?:Z|UTC|[+-]\d\d:?\d\d))?"
 )
-ISO_RE = lazy(
-    "^" + _ISO + r"(?:\s+[IWEDF]\s+\d+\s+\d+)?\]?(?:(?:\s*[|:]\s*|\s+-\s+|\s+)|$)"
+ISO_RE = lazy(  # in brackets, or in quotes as some log exports write it ("2025-08-07T21:02:33+08:00" ...)
+    '^"?' + _ISO + r'(?:\s+[IWEDF]\s+\d+\s+\d+)?[\]"]?(?:(?:\s*[|:]\s*|\s+-\s+|\s+)|$)'
 )
 # c10 / glog: "[E501 12:00:01.123456789 ProcessGroupNCCL.cpp:616] " (MMDD has no leading zero before
 # October), python glog-like "E0325 20:57:27.620000 2606 site-packages/torch/.../api.py:869] "
@@ -118,6 +118,8 @@ NCCL_PREFIX_RE = lazy(r"^(?P<host>[A-Za-z0-9][\w.\-]{0,254}):(?P<pid>\d{1,9}):\d
 # of the largest one (slurm src/common/write_labelled_message.c `_build_label`, "%*d: "); heterogeneous jobs put
 # "P<component> " first. SRUN_RE below strips a label in any file, as a logger prefix that names no one.
 SRUN_LABEL_RE = lazy(r"^(?:P\d{1,4} )?(?P<label> {0,5}\d{1,6}): ")
+# a numbered listing's gutter (`cat -n`, `nl`, an editor's): the number, right-aligned or not, and one tab or space
+GUTTER_RE = lazy(r"^(?P<pad> {1,7})?(?P<n>\d{1,7})(?P<sep>\t| )")
 MPI_RE = lazy(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
 # Slurm `srun --label`: the task number before each line of its output ("4: [rank4]: ..."); it says nothing
 # about the stream a pasted numbered listing would also have, so it is read as a logger prefix, not a transport
@@ -136,7 +138,7 @@ ALPHA = (GLOG_RE, VLLM_RE, CHATLEARN_RE, SYSLOG_RE, PDSH_RE)
 MAX_PREFIXES = 8
 # the patterns every match of which holds ": " (a line without one is not tried with them)
 COLON_SPACE = frozenset({PDSH_RE, SYSLOG_RE, SRUN_RE})
-_GROUPS = {"[": BRACKET, "(": PAREN}
+_GROUPS = {"[": BRACKET, "(": PAREN, '"': (ISO_RE,)}
 _BY_START: dict[str, tuple[regex.Pattern[str], ...]] = {}
 START_MEMO = 8192
 
