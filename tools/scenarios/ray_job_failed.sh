@@ -5,6 +5,7 @@
 #   ray-job-failed.log   an entrypoint that raises (exit code 1)
 #   ray-job-killed.log   an entrypoint killed by SIGKILL (exit code -9 or 137, as the shell reports it)
 #   ray-job-ok.log       an entrypoint that succeeds
+#   ray-job-stopped.log  `ray job status` of a job stopped with `ray job stop`
 set -u
 OUT=${OUT:-/tmp/rj}
 RAY=${RAY:-ray}
@@ -18,4 +19,8 @@ export RAY_ADDRESS=http://127.0.0.1:8265
 "$RAY" job submit -- "$PY" -c "import json; json.loads('{bad json')" > "$OUT/ray-job-failed.log" 2>&1
 "$RAY" job submit -- "$PY" -c "import os, signal; os.kill(os.getpid(), signal.SIGKILL)" > "$OUT/ray-job-killed.log" 2>&1
 "$RAY" job submit -- "$PY" -c "print('training done')" > "$OUT/ray-job-ok.log" 2>&1
+"$RAY" job submit --submission-id stop_me --no-wait -- sleep 600 > /dev/null 2>&1
+sleep 5
+"$RAY" job stop stop_me > /dev/null 2>&1
+"$RAY" job status stop_me > "$OUT/ray-job-stopped.log" 2>&1
 tail -n 5 "$OUT"/ray-job-*.log
