@@ -222,7 +222,8 @@ class HitDecider:
             if book is not None:
                 book.sigs.add(cs.sig.id)
             self.emit(HitEvent(cs.sig.id, p.line, p.captures, self._evidence(p)))
-            self.hit_lines.setdefault(cs.sig.id, deque(maxlen=HITS_KEPT)).append(p.line.lineno)
+            kept = self.hit_lines.get(cs.sig.id) or self.hit_lines.setdefault(cs.sig.id, deque(maxlen=HITS_KEPT))
+            kept.append(p.line.lineno)  # a deque made for a signature's first hit only: a kept one is never empty
         if book is not None:
             book.pending -= 1
             if accepted and not _leaves_unexplained(cs, p):
