@@ -115,3 +115,27 @@ def test_a_cut_traceback_before_the_symptom_still_leads(db: Database) -> None:
              "    loss = model(batch)", "step 7 done"]
     report = diagnose_text(db, "\n".join(other + ["x"] * 30 + ENGINE_CALL))
     assert report.lead.role == "unrecognized"
+
+
+# `ray job submit`'s report of a failed job, quoting the driver's last logs: the block of OpenRLHF issue 400, its quoted
+# error replaced by a written one that no signature knows
+RAY_JOB_FAILED = ["---------------------------------------", "Job 'raysubmit_zrfUMAQcYUsi133j' failed",
+                  "---------------------------------------", "",
+                  "Status message: Job entrypoint command failed with exit code 1, last available logs (truncated to "
+                  "20,000 chars):",
+                  '  File "/usr/local/lib/python3.10/dist-packages/ray/_private/worker.py", line 861, in get_objects',
+                  "    raise value.as_instanceof_cause()",
+                  "ray.exceptions.RayTaskError(KeyError): ray::ActorModelRayActor.fit() (pid=59379, ip=0.0.0.0)",
+                  '  File "/usr/local/lib/python3.10/dist-packages/openrlhf/trainer/ray/ppo_actor.py", line 336, in fit',
+                  "    x = cfg['reward_model']", "KeyError: 'reward_model'"]
+
+
+def test_the_error_a_failed_ray_job_quotes_leads_over_the_job_failure(db: Database) -> None:
+    report = diagnose_text(db, "\n".join(RAY_JOB_FAILED))
+    assert report.lead.role == "unrecognized" and report.lead.unrecognized is not None
+    assert report.lead.unrecognized.exc_type == "KeyError"
+    assert [f.sig.id for f in report.findings] == ["ray-job-failed"]
+    # cut before the quoted logs, the job's failure leads with its remedy
+    report = diagnose_text(db, "\n".join(RAY_JOB_FAILED[:3]))
+    assert report.lead.role == "symptom" and report.lead.finding is not None
+    assert report.lead.finding.sig.id == "ray-job-failed"
