@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import regex
 
 from ..safe import to_int
+from .gutter import Gutter
 from .prefixes import (
     COLON_SPACE,
     DMESG_T_RE,
-    GUTTER_RE,
     ISO_RE,
     KERNEL_HOST_RE,
     MAX_PREFIXES,
@@ -63,7 +63,6 @@ HEAD_LINES = 2000
 # Config values (signature facts, the job's shape) are read from the first FACT_LINES lines of a file,
 # where config dumps and launch lines are; checkpoint messages are read everywhere.
 FACT_LINES = 50000
-GUTTER_PREAMBLE = 5  # lines a numbered listing may begin after (a title, a blank line)
 SRUN_PREAMBLE = 50  # lines a batch script may print before srun's labelled output starts
 MAX_REPEAT = 10**9  # Ray's "[repeated Nx across cluster]": a count past this is a count of this
 PREFIX_MEMO = 4096  # first prefixes remembered per source (see Normalizer._absorb_first)
@@ -84,9 +83,7 @@ class Normalizer:
         # srun --label: None until a labelled line is seen, then its width; 0 once the source is known not to be
         self.srun_width: int | None = None
         self.srun_seen = 0
-        # a pasted numbered listing (`cat -n`, an editor): None until decided, then whether the source is one
-        self.gutter: bool | None = None
-        self._gutter_at = (0, -1)  # (numbered lines in a row, the last one's number) while undecided
+        self.gutter = Gutter()  # a pasted listing's line numbers or time column (read/gutter.py)
         # (first prefix pattern, its groups) -> what it told (see _absorb_first)
         self._first: dict[tuple[regex.Pattern[str], str, tuple[str | None, ...]], Told] = {}
         self._paren: dict[str, Told] = {}  # a Ray prefix's text -> what it told (see _strip_prefixes)
@@ -94,7 +91,8 @@ class Normalizer:
     @property
     def settled(self) -> bool:
         """Whether a line's normalising no longer depends on earlier lines: the head's year taken, srun's decided."""
-        return self.lineno > HEAD_LINES and (self.srun_width == 0 or self.srun_seen >= 3) and self.gutter is not None
+        return (self.lineno > HEAD_LINES and (self.srun_width == 0 or self.srun_seen >= 3)
+                and self.gutter.decided is not None)
 
     def known_stream(self, head: str) -> bool:
         """Whether a line whose cleaned text starts with `head`, a Ray prefix "(...) ", is certainly of a transport
@@ -110,8 +108,8 @@ class Normalizer:
         raw = clean.replace("\r", " ⏎ ") if "\r" in clean else clean
         info = Info()
         task = None
-        if self.gutter is not False and clean:
-            clean = self._gutter(clean)
+        if self.gutter.decided is not False and clean:
+            clean = self.gutter.peel(clean, lineno)
         if self.srun_width != 0 and clean:
             clean, task = self._srun_label(clean)
             if task is not None:
@@ -148,21 +146,6 @@ class Normalizer:
                 seg_info.pid, seg_info.time, seg_info.ts, repeat, self.source_index, seg_info.has_time, seg_info.lrank,
                 task))
         return out
-
-    def _gutter(self, text: str) -> str:
-        """Peel a numbered listing's gutter: three lines in a row numbered n, n + 1, n + 2 from one of the first lines
-        make the source one; until then only a right-aligned number or one before a tab is peeled."""
-        m = GUTTER_RE.match(text)
-        if self.gutter:
-            return text[m.end():] if m is not None else text
-        (seen, last), n = self._gutter_at, int(m.group("n")) if m is not None else -1
-        if m is not None and (seen == 0 or n == last + 1):
-            self._gutter_at, self.gutter = (seen + 1, n), True if seen + 1 >= 3 else None
-            return text[m.end():] if self.gutter or m.group("pad") or m.group("sep") == "\t" else text
-        if self.lineno > GUTTER_PREAMBLE:
-            self.gutter = False
-        self._gutter_at = (1, n) if m is not None else (0, -1)
-        return text
 
     def _srun_label(self, text: str) -> tuple[str, int | None]:
         """Peel srun's `--label` task id. A source is taken as srun's once its first labelled lines agree

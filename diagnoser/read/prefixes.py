@@ -118,8 +118,6 @@ NCCL_PREFIX_RE = lazy(r"^(?P<host>[A-Za-z0-9][\w.\-]{0,254}):(?P<pid>\d{1,9}):\d
 # of the largest one (slurm src/common/write_labelled_message.c `_build_label`, "%*d: "); heterogeneous jobs put
 # "P<component> " first. SRUN_RE below strips a label in any file, as a logger prefix that names no one.
 SRUN_LABEL_RE = lazy(r"^(?:P\d{1,4} )?(?P<label> {0,5}\d{1,6}): ")
-# a numbered listing's gutter (`cat -n`, `nl`, an editor's): the number, right-aligned or not, and one tab or space
-GUTTER_RE = lazy(r"^(?P<pad> {1,7})?(?P<n>\d{1,7})(?P<sep>\t| )")
 MPI_RE = lazy(r"^\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")
 # Slurm `srun --label`: the task number before each line of its output ("4: [rank4]: ..."); it says nothing
 # about the stream a pasted numbered listing would also have, so it is read as a logger prefix, not a transport
