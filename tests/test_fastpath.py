@@ -73,8 +73,8 @@ def _noise(rng: random.Random, n: int) -> list[str]:
     for i in range(n):
         r = rng.randrange(8)
         kind = rng.randrange(6)
-        if kind == 0:
-            out.append(f"(WorkerDict pid={300 + r}, ip=10.0.0.{r}) step {i} loss {rng.random():.3f}")
+        if kind == 0:  # a metric record: its readers' literal (" - actor/") makes it a candidate
+            out.append(f"(WorkerDict pid={300 + r}, ip=10.0.0.{r}) step:{i} - actor/pg_loss:{rng.random():.3f}")
         elif kind == 1:
             out.append(f"[rank{r}]:[W1201 10:0{r}:00.000000000 ProcessGroupNCCL.cpp:1] benign warning {i}")
         elif kind == 2:

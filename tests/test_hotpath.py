@@ -308,7 +308,7 @@ def test_a_line_holding_only_lean_mark_literals_is_read_for_its_marks_alone(db, 
             out.append(json.dumps(data, sort_keys=True))
         return out
 
-    assert {"(WorkerDict pid=", "WORLD_SIZE"} <= db.search.job_only and not db.search.job_only & db.search.head
+    assert {"verl/trainer", "WORLD_SIZE"} <= db.search.job_only and not db.search.job_only & db.search.head
     monkeypatch.setattr(scanner, "FACT_LINES", fact_lines)
     monkeypatch.setattr(scanner, "HEAD_LINES", min(fact_lines, scanner.HEAD_LINES))
     lean = reports()

@@ -119,6 +119,23 @@ def test_the_same_oom_line_gets_the_settings_of_the_framework_it_ran_under(db: D
     assert want in zh and "显存" in zh
 
 
+@pytest.mark.parametrize(("actor", "framework"), [
+    ("TaskRunner", "verl"), ("WorkerDict", "verl"), ("ActorModelRayActor", "openrlhf"), ("LLMRayActor", None),
+])
+def test_a_ray_actor_of_the_frameworks_own_class_names_the_framework(db: Database, actor: str,
+                                                                      framework: str | None) -> None:
+    """A pasted excerpt often holds no path of the framework, only its Ray actors' prefixes, which the normaliser
+    strips before any text marker is searched: the actor's class names the framework (verl's TaskRunner and
+    WorkerDict, OpenRLHF's ActorModelRayActor), and the remedy is that framework's; an actor class several projects
+    share (LLMRayActor: OpenRLHF and open-instruct) names none."""
+    from diagnoser.match.observe import framework_of
+
+    report = diagnose_text(db, f"({actor} pid=3101, ip=10.0.0.7) {OOM_LINE}", "en")
+    assert framework_of(report.facts) == framework
+    generic = diagnose_text(db, f"(LLMRayActor pid=3101, ip=10.0.0.7) {OOM_LINE}", "en").remedy["cuda-oom"]
+    assert (report.remedy["cuda-oom"] == generic) == (framework is None)
+
+
 @pytest.mark.parametrize(("text", "phase"), [
     (VERL_LOG_PROB, "log-prob"), (BUILD, "build"), (ROLLOUT, "rollout"), (TRAIN_RAY, "train"),
 ])

@@ -34,7 +34,7 @@ FRAMEWORK_MARKERS: tuple[tuple[str, str], ...] = (
     # (framework, a literal its logs print); the first listed that appears names the job's framework
     ("chatlearn", r"(?P<fw_chatlearn>ChatLearn|chatlearn_log|chatlearn/entrypoint\.py)"),
     ("roll", r"(?P<fw_roll>rlvr_pipeline\.py|agentic_pipeline\.py|roll\.pipeline|roll/pipeline|\[DRIVER \d+ / \d+\])"),
-    ("verl", r"(?P<fw_verl>verl\.trainer|verl/trainer|verl/workers/|\(TaskRunner pid=|\(WorkerDict pid=)"),
+    ("verl", r"(?P<fw_verl>verl\.trainer|verl/trainer|verl/workers/)"),
     ("openrlhf", r"(?P<fw_openrlhf>openrlhf\.cli|openrlhf/|OpenRLHF)"),
     # ms-swift before TRL: its GRPO runs on TRL's trainer, so its tracebacks show trl/trainer/ frames too
     ("ms-swift", r"(?P<fw_ms_swift>\[INFO:swift\]|swift/(?:cli|llm|trainers|rlhf_trainers|megatron)/)"),
@@ -47,6 +47,18 @@ FRAMEWORK_MARKERS: tuple[tuple[str, str], ...] = (
              r"vllm\.v1\.engine\.)"),
 )
 
+
+
+# The Ray actors a framework's own classes run as. Their "(TaskRunner pid=..., ip=...)" prefix is gone from the text
+# the markers above are searched in (read/normalize.py strips it), so the scanner reads the actor the normaliser
+# parsed from it, in the head of each source: a pasted excerpt often shows no path of the framework.
+ACTOR_FRAMEWORKS: dict[str, str] = {
+    # verl (trainer/main_ppo.py TaskRunner, single_controller/ray WorkerDict, experimental/agent_loop AgentLoopWorker)
+    "TaskRunner": "verl", "WorkerDict": "verl", "AgentLoopWorker": "verl",
+    # OpenRLHF (trainer/ray/ppo_actor.py, ppo_critic.py, launcher.py)
+    "ActorModelRayActor": "openrlhf", "CriticModelRayActor": "openrlhf", "ReferenceModelRayActor": "openrlhf",
+    "RewardModelRayActor": "openrlhf",
+}
 
 
 def framework_of(facts: Mapping[str, object]) -> str | None:

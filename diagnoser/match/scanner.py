@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ..read.activity import ActivityTracker
 from ..read.grouper import STALE_TB, TracebackGrouper
 from ..read.lone import LONE_NEAR, LONE_TAIL, Lone, last_lone, lone_error
-from ..read.marks import RANK_SELF_LITERALS, probe, self_rank
+from ..read.marks import probe
 from ..read.normalize import FACT_LINES, HEAD_LINES, LogLine, Normalizer
 from ..read.pyspy import PySpyReader
 from ..read.traceback import IGNORED, TracebackRecord
@@ -32,6 +32,7 @@ from .events import (
     UnrecognizedEvent,
 )
 from .framehits import frame_hits
+from .head import head_events
 from .hits import CONTEXT_AFTER, CONTEXT_REACH, HitDecider, Pending, TracebackBook, window_needs
 from .matcher import Matcher
 from .metrics import ReaderState, read_record
@@ -172,10 +173,9 @@ class SourceScanner(HitDecider):
         marks = probe(text, self.found) if text else []
         for mark in marks:
             self.emit(MarkEvent(mark, line))
-        if text and line.lineno <= HEAD_LINES and any(lit in text for lit in RANK_SELF_LITERALS):
-            said = self_rank(text)
-            if said is not None:
-                self.emit(MarkEvent(said, line))
+        if line.lineno <= HEAD_LINES:
+            for event in head_events(line, text, self.facts_seen):
+                self.emit(event)
         self.activity.feed(line, marks)
         if self.pyspy.reading or text.startswith(("Process ", "Thread ")):
             stack = self.pyspy.feed(text)
