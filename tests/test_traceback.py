@@ -147,6 +147,22 @@ step 41 done"""
         assert len(tbs) == 1 and not tbs[0].ignored, exc
 
 
+def test_an_exception_line_after_a_message_split_from_its_type_is_the_tracebacks() -> None:
+    """Ranks writing to one console interleave their tracebacks: the line after the frames is another rank's text or a
+    message printed apart from its type, and the exception line proper comes next (DeepSpeed-Chat's hybrid engine,
+    DeepSpeedExamples issue 456, cut at its start). That line is the traceback's error, not the message of a "?"."""
+    text = """  File "/env/lib/python3.9/site-packages/deepspeed/runtime/hybrid_engine.py", line 398, in step
+    if(self._inference_containers[0].module.attention.attn_qkvw is not None and \\
+list index out of range
+IndexError: list index out of range"""
+    tbs = group(text)
+    assert len(tbs) == 1 and not tbs[0].ignored
+    assert (tbs[0].exc_type, tbs[0].message) == ("IndexError", "list index out of range")
+    # an exception line that was one stays: a later line of the same shape is its message going on
+    tbs = group('  File "a.py", line 3, in f\n    g()\nRuntimeError: first\nValueError: second')
+    assert (tbs[0].exc_type, tbs[0].message) == ("RuntimeError", "first")
+
+
 def test_faulthandler_stack_dumps_do_not_start_a_traceback() -> None:
     text = """Thread 0x00007f3b2c7fe700 (most recent call first):
   File "/usr/lib/python3.10/threading.py", line 320 in wait

@@ -245,6 +245,9 @@ class TracebackGrouper:
                 if w is not None:  # the same error as the watchdog's own log line: one entry for both
                     tb.exc_type, tb.message = WATCHDOG_TYPE, w.group("msg").strip()
                 return tb
+        if kind == "text" and tb.late_exception(text):
+            tb.add(line)
+            return tb
         # a new record: a prefix time unless the last line had the same prefixes (a console stamping every line alike)
         if st.cont >= MAX_CONTINUATION or NEW_RECORD.match(text) or OPENS.search(text) or (
                 line.has_prefix_time and head_of(line.raw, text) != head_of(st.prev_raw, st.prev_text)):

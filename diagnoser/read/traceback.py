@@ -100,6 +100,18 @@ class TracebackRecord:
             self.lines.append(line)
             self.dropped += 1
 
+    def late_exception(self, text: str) -> bool:
+        """After an "exception line" that was none ("?": another writer's line, or a message printed apart from its
+        type, as ranks writing to one console interleave them), a proper one ("IndexError: list index out of range")
+        is this traceback's: it is taken (True)."""
+        if self.exc_type != "?" or text.startswith((" ", "\t")):
+            return False
+        m = EXC_LINE.match(text)
+        if m is None or m.group("msg") is None or EXC_NAME.search(m.group("type")) is None:
+            return False
+        self.exc_type, self.message = m.group("type"), m.group("msg").strip()
+        return True
+
     def set_exception(self, text: str) -> None:
         m = EXC_LINE.match(text.strip())
         if self.exc_type:
