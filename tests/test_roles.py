@@ -4,6 +4,8 @@ listed are read."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from diagnoser.match.database import Database
@@ -139,3 +141,24 @@ def test_the_error_a_failed_ray_job_quotes_leads_over_the_job_failure(db: Databa
     report = diagnose_text(db, "\n".join(RAY_JOB_FAILED[:3]))
     assert report.lead.role == "symptom" and report.lead.finding is not None
     assert report.lead.finding.sig.id == "ray-job-failed"
+
+
+# torchrun 2.13's own report of a worker it saw die by SIGKILL (tools/scenarios/make_samples.sh baremetal_tee: rank 1
+# SIGKILLs itself), the agent's "failed (exitcode: -9)" line through the ChildFailedError table
+TORCHRUN_KILLED = (Path(__file__).parent.parent / "sample_logs/jobs/forensics-baremetal-tee/train.log")
+
+
+def test_a_kill_torchrun_reports_leads_over_its_worker_failed(db: Database) -> None:
+    """With no cause in the logs, the kill read beside torchrun's ChildFailedError report (its agent's
+    "failed (exitcode: -9)", the table's "Signal 9 (SIGKILL) received by PID") leads: it says how the worker ended,
+    where the report only says that it failed. Without those lines, a cascade leads (the other workers' gloo errors
+    the table quotes), never torchrun's own ChildFailedError traceback: its table runs past the traceback's end, and
+    it carries no error of its own."""
+    lines = TORCHRUN_KILLED.read_text(encoding="utf-8").splitlines()[44:]
+    report = diagnose_text(db, "\n".join(lines))
+    assert report.root_cause is None and report.lead.finding is not None
+    assert report.lead.finding.sig.id == "killed-by-signal"
+    quiet = [x for x in lines if "exitcode: -9" not in x and "SIGKILL" not in x]
+    report = diagnose_text(db, "\n".join(quiet))
+    assert report.lead.role == "symptom" and report.lead.finding is not None
+    assert report.lead.finding.sig.role == "cascade"

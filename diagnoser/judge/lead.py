@@ -2,10 +2,11 @@
 
 The lead is the root cause; without one, a cascade (unless an unrecognised error came first: an echo never leads when
 the error it echoes was read before it or from the same lines, the NCCL watchdog's `terminated with exception:` /
-`what():` text; a traceback of its own lines cut before its exception line holds no such error), the first
-unrecognised error, or a confirmation; without any, the command's own exit status. An unrecognised error on the
-root cause's rank (or process) after it, or a launcher's report that a worker failed, is the root cause seen again:
-it is folded into it, not listed as a second unknown error.
+`what():` text; a traceback of its own lines cut before its exception line holds no such error, nor does a launcher's
+wrapper exception such as ChildFailedError), or in its place a confirmation read beside it that says how that process
+ended (a SIGKILL); then the first unrecognised error, or a confirmation; without any, the command's own exit status.
+An unrecognised error on the root cause's rank (or process) after it, or a launcher's report that a worker failed, is
+the root cause seen again: it is folded into it, not listed as a second unknown error.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ COMMAND_ID = "command-failed"  # the command's (or scheduler's) non-zero exit st
 WRAPPERS = ("ChildFailedError", "RayTaskError", "ActorDiedError", "RayActorError", "RaySystemError",
             "ActorUnavailableError", "WorkerCrashedError")
 ECHO_REACH = 200  # lines after the root cause within which an error of the same process is its echo
+BESIDE = 60  # lines before a cascade's own within which a confirmation tells how that process ended (lead.py _beside)
 
 
 @dataclass(slots=True)
@@ -44,6 +46,13 @@ def echoes_root(u: Unrecognized, root: Finding) -> bool:
             and 0 <= u.first.line - where.line <= ECHO_REACH)
 
 
+def bare_wrapper(u: Unrecognized) -> bool:
+    """A launcher's or actor runtime's exception that carries no error of its own (torchrun's ChildFailedError, whose
+    table can run past the traceback's end; not a RayTaskError(KeyError), which names the remote error)."""
+    name = u.exc_type.rsplit(".", 1)[-1]
+    return "(" not in name and name in WRAPPERS
+
+
 def fold_echoes(unrecognized: list[Unrecognized], root: Finding | None) -> None:
     if root is None:
         return
@@ -60,6 +69,15 @@ def _within(u: Unrecognized, f: Finding) -> bool:
     return min(lines) <= u.first.line <= max(lines)
 
 
+def _beside(f: Finding, cascade: Finding) -> bool:
+    """The finding was read from the cascade's own lines (its evidence, in the same source) or the BESIDE lines
+    before them."""
+    if f.first.source != cascade.first.source or not cascade.evidence:
+        return False
+    lines = [e.lineno for e in cascade.evidence]
+    return min(lines) - BESIDE <= f.first.line <= max(lines)
+
+
 def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[Unrecognized],
                 failed: bool, empty: bool) -> Lead:
     """The root cause; else a cascade (unless an unrecognised error came before it or was read from its own lines);
@@ -69,7 +87,9 @@ def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[
     symptoms = [f for f in ranked if f.sig.kind == "symptom" and f.sig.id != COMMAND_ID]
     first: Unrecognized | None = None
     for u in unrecognized:
-        if u.echo_of is None and (first is None or earlier(u.first, first.first)):
+        if u.echo_of is not None or (symptoms and bare_wrapper(u)):
+            continue  # an echo of the root cause; a wrapper that says less than the symptom reporting it
+        if first is None or earlier(u.first, first.first):
             first = u
     cascade = next((f for f in symptoms if f.sig.role == "cascade"), None)
     # a traceback read from the symptom's own lines blocks it only with an error of its own: one cut before its
@@ -77,7 +97,11 @@ def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[
     # one), no more
     if cascade is not None and not (first is not None and (earlier(first.first, cascade.first)
                                                           or (_within(first, cascade) and first.exc_type != "?"))):
-        return Lead("symptom", cascade)
+        # a confirmation read from the cascade's own lines, or just before them, says how that process ended
+        # (torchrun's agent logs "failed (exitcode: -9)" and its report holds "Signal 9 (SIGKILL) received by PID"):
+        # it says more than "a worker failed", so it leads
+        detail = next((f for f in symptoms if f.sig.role == "confirmation" and _beside(f, cascade)), None)
+        return Lead("symptom", detail or cascade)
     if first is not None:
         return Lead("unrecognized", unrecognized=first)
     if symptoms:
