@@ -158,6 +158,13 @@ IndexError: list index out of range"""
     tbs = group(text)
     assert len(tbs) == 1 and not tbs[0].ignored
     assert (tbs[0].exc_type, tbs[0].message) == ("IndexError", "list index out of range")
+    # ... or another writer's text came between the type and its colon (PyTorch issue 87815, FSDP on several ranks)
+    text = """  File "/env/torch/distributed/fsdp/_state_dict_utils.py", line 85, in _full_post_state_dict_hook
+    assert fqn in state_dict, (
+AssertionError    : hook_result = hook(self, destination, prefix, local_metadata)FSDP assumes x is in the state_dict"""
+    tbs = group(text)
+    assert len(tbs) == 1 and not tbs[0].ignored and tbs[0].exc_type == "AssertionError"
+    assert group('  File "a.py", line 3, in f\n    g()\nstep 41 done')[0].ignored  # a printed stack stays one
     # an exception line that was one stays: a later line of the same shape is its message going on
     tbs = group('  File "a.py", line 3, in f\n    g()\nRuntimeError: first\nValueError: second')
     assert (tbs[0].exc_type, tbs[0].message) == ("RuntimeError", "first")

@@ -43,6 +43,9 @@ CHAIN_RE = lazy(
 EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]+\)(?=:))?)(?::\s?(?P<msg>.*))?$")
 # An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
 # torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
+# ... an exception line another writer's text split from its colon ("AssertionError    : hook_result = ...: FSDP
+# assumes ...", ranks printing to one console): a name that ends as exception classes do, then spaces
+SPLIT_EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))\s+(?::\s?)?(?P<msg>\S.*)$")
 EXC_NAME = lazy(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
 # the innermost source line of a traceback cut before its exception line, when it names what it raises
 RAISES = lazy(r"^\s*(?:raise (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(|(?P<assert>assert)\s)")
@@ -116,6 +119,8 @@ class TracebackRecord:
         m = EXC_LINE.match(text.strip())
         if self.exc_type:
             self.chained.append((self.exc_type, self.message))
+        if m is None and not text.startswith((" ", "\t")):
+            m = SPLIT_EXC_LINE.match(text)
         if m is not None and not text.startswith((" ", "\t")):
             self.exc_type = m.group("type")
             self.message = (m.group("msg") or "").strip()
