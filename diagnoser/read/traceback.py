@@ -41,11 +41,11 @@ CHAIN_RE = lazy(
 # ("RayTaskError(ValueError): ..." names its cause in parentheses, always before a colon; "trainer.fit()" or
 # "train(args)" is a frame's source line whose indent a timestamp prefix took)
 EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\]|\([\w.]+\)(?=:))?)(?::\s?(?P<msg>.*))?$")
-# An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
-# torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
 # ... an exception line another writer's text split from its colon ("AssertionError    : hook_result = ...: FSDP
 # assumes ...", ranks printing to one console): a name that ends as exception classes do, then spaces
 SPLIT_EXC_LINE = lazy(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))\s+(?::\s?)?(?P<msg>\S.*)$")
+# An exception's name: module-qualified (socket.gaierror, http.client.RemoteDisconnected,
+# torch._dynamo.exc.BackendCompilerFailed) or a builtin-style name; not "Epoch: 3" from the next log record.
 EXC_NAME = lazy(r"\.|(?i:error|exception|exit|interrupt|stopiteration|timeout|failure|failed|fault|warning)")
 # the innermost source line of a traceback cut before its exception line, when it names what it raises
 RAISES = lazy(r"^\s*(?:raise (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(|(?P<assert>assert)\s)")
