@@ -228,3 +228,13 @@ def test_an_oom_of_vllm_served_on_its_own_gets_the_engine_arguments(db: Database
     remedy = report.remedy["cuda-oom"]
     assert "--gpu-memory-utilization" in remedy and "--max-num-seqs" in remedy, remedy
     assert not any(key in remedy for key in MICRO_BATCH_KEYS), remedy
+
+
+def test_roll_s_logger_prefix_names_roll(db: Database) -> None:
+    """ROLL's logger puts "[DRIVER 0 / 1][PID n]" before the driver's lines (ROLL issue 263); the normaliser strips it
+    as a prefix, so its actor, not the text, names the framework."""
+    from diagnoser.match.observe import framework_of
+
+    text = ("[2025-11-23 22:52:41] [initialize.py (46)] [INFO] [DRIVER 0 / 1][PID 51567] Starting ray cluster: ray start "
+            "--head --port=6379\n" + OOM_LINE)
+    assert framework_of(diagnose_text(db, text, "en").facts) == "roll"

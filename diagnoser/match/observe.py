@@ -33,7 +33,7 @@ class Observation:
 FRAMEWORK_MARKERS: tuple[tuple[str, str], ...] = (
     # (framework, a literal its logs print); the first listed that appears names the job's framework
     ("chatlearn", r"(?P<fw_chatlearn>ChatLearn|chatlearn_log|chatlearn/entrypoint\.py)"),
-    ("roll", r"(?P<fw_roll>rlvr_pipeline\.py|agentic_pipeline\.py|roll\.pipeline|roll/pipeline|\[DRIVER \d+ / \d+\])"),
+    ("roll", r"(?P<fw_roll>rlvr_pipeline\.py|agentic_pipeline\.py|roll\.pipeline|roll/pipeline)"),
     ("verl", r"(?P<fw_verl>verl\.trainer|verl/trainer|verl/workers/)"),
     ("openrlhf", r"(?P<fw_openrlhf>openrlhf\.cli|openrlhf/|OpenRLHF)"),
     # ms-swift before TRL: its GRPO runs on TRL's trainer, so its tracebacks show trl/trainer/ frames too
@@ -49,15 +49,19 @@ FRAMEWORK_MARKERS: tuple[tuple[str, str], ...] = (
 
 
 
-# The Ray actors a framework's own classes run as. Their "(TaskRunner pid=..., ip=...)" prefix is gone from the text
-# the markers above are searched in (read/normalize.py strips it), so the scanner reads the actor the normaliser
-# parsed from it, in the head of each source: a pasted excerpt often shows no path of the framework.
+# The Ray actors a framework's own classes run as, and the processes its logger names. Their prefix ("(TaskRunner
+# pid=..., ip=...)", "[DRIVER 0 / 1][PID 51567]") is gone from the text the markers above are searched in (the
+# normaliser strips it), so the scanner reads the actor the normaliser parsed from it, in the head of each source: a
+# pasted excerpt often shows no path of the framework.
 ACTOR_FRAMEWORKS: dict[str, str] = {
     # verl (trainer/main_ppo.py TaskRunner, single_controller/ray WorkerDict, experimental/agent_loop AgentLoopWorker)
     "TaskRunner": "verl", "WorkerDict": "verl", "AgentLoopWorker": "verl",
     # OpenRLHF (trainer/ray/ppo_actor.py, ppo_critic.py, launcher.py)
     "ActorModelRayActor": "openrlhf", "CriticModelRayActor": "openrlhf", "ReferenceModelRayActor": "openrlhf",
     "RewardModelRayActor": "openrlhf",
+    # ROLL's logger prefix "[initialize.py (46)] [INFO] [DRIVER 0 / 1][PID 51567] " (read/prefixes.py), its driver's
+    # (its workers are named by the job's own cluster names: actor_train-0-G0, ...)
+    "DRIVER": "roll",
 }
 
 
