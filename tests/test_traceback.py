@@ -149,20 +149,26 @@ step 41 done"""
 
 def test_an_exception_line_after_a_message_split_from_its_type_is_the_tracebacks() -> None:
     """Ranks writing to one console interleave their tracebacks: the line after the frames is another rank's text or a
-    message printed apart from its type, and the exception line proper comes next (DeepSpeed-Chat's hybrid engine,
-    DeepSpeedExamples issue 456, cut at its start). That line is the traceback's error, not the message of a "?"."""
-    text = """  File "/env/lib/python3.9/site-packages/deepspeed/runtime/hybrid_engine.py", line 398, in step
-    if(self._inference_containers[0].module.attention.attn_qkvw is not None and \\
-list index out of range
-IndexError: list index out of range"""
-    tbs = group(text)
+    message printed apart from its type, and the exception line proper comes next. That line is the traceback's
+    error, not the message of a "?". The last lines of DeepSpeedExamples issue 456's post, as posted."""
+    lines = [
+        "    self.actor_model.step()",
+        "  File \"/data/rooter_use/conda/envs/llama-env39/lib/python3.9/site-packages/deepspeed/runtime/hybrid_engine.py\", line 398, in step",
+        "    if(self._inference_containers[0].module.attention.attn_qkvw is not None and \\",
+        "    IndexErrorif(self._inference_containers[0].module.attention.attn_qkvw is not None and \\: ",
+        "list index out of range",
+        "IndexError: list index out of range",
+    ]
+    tbs = group("\n".join(lines))
     assert len(tbs) == 1 and not tbs[0].ignored
     assert (tbs[0].exc_type, tbs[0].message) == ("IndexError", "list index out of range")
     # ... or another writer's text came between the type and its colon (PyTorch issue 87815, FSDP on several ranks)
-    text = """  File "/env/torch/distributed/fsdp/_state_dict_utils.py", line 85, in _full_post_state_dict_hook
-    assert fqn in state_dict, (
-AssertionError    : hook_result = hook(self, destination, prefix, local_metadata)FSDP assumes x is in the state_dict"""
-    tbs = group(text)
+    lines = [
+        "  File \"/opt/conda/envs/pytorch/lib/python3.9/site-packages/torch/distributed/fsdp/_state_dict_utils.py\", line 85, in _full_post_state_dict_hook",
+        "    assert fqn in state_dict, (",
+        "AssertionError    : hook_result = hook(self, destination, prefix, local_metadata)FSDP assumes _fsdp_wrapped_module.encoder.block.0.layer.0.SelfAttention.q.weight is in the state_dict but the state_dict only has odict_keys(['_fsdp_wrapped_module._flat_param', '_fsdp_wrapped_module.encoder.block.0._flat_param']). prefix=_fsdp_wrapped_module.encoder.block.0., module_name=layer.0.SelfAttention.q. param_name=weight rank=3.    ",
+    ]
+    tbs = group("\n".join(lines))
     assert len(tbs) == 1 and not tbs[0].ignored and tbs[0].exc_type == "AssertionError"
     assert group('  File "a.py", line 3, in f\n    g()\nstep 41 done')[0].ignored  # a printed stack stays one
     # an exception line that was one stays: a later line of the same shape is its message going on
