@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .findings import Finding, Unrecognized, earlier
+from .findings import Finding, Location, Unrecognized, earlier
 
 COMMAND_ID = "command-failed"  # the command's (or scheduler's) non-zero exit status: leads only when nothing else does
 # Exceptions that only report that a worker failed elsewhere: launchers and actor runtimes re-raise them
 WRAPPERS = ("ChildFailedError", "RayTaskError", "ActorDiedError", "RayActorError", "RaySystemError",
             "ActorUnavailableError", "WorkerCrashedError")
 ECHO_REACH = 200  # lines after the root cause within which an error of the same process is its echo
-BESIDE = 60  # lines before a cascade's own within which a confirmation tells how that process ended (lead.py _beside)
+BESIDE = 60  # lines before a cascade's own within which a confirmation tells how that process ended (_near)
 
 
 @dataclass(slots=True)
@@ -61,21 +61,12 @@ def fold_echoes(unrecognized: list[Unrecognized], root: Finding | None) -> None:
             u.echo_of = root.sig.id
 
 
-def _within(u: Unrecognized, f: Finding) -> bool:
-    """The unrecognised error was read from the symptom's own lines (its evidence, in the same source)."""
-    if u.first.source != f.first.source or not f.evidence:
+def _near(where: Location, f: Finding, before: int = 0) -> bool:
+    """`where` is on the symptom's own lines (its evidence, in the same source), or `before` lines above them."""
+    if where.source != f.first.source or not f.evidence:
         return False
     lines = [e.lineno for e in f.evidence]
-    return min(lines) <= u.first.line <= max(lines)
-
-
-def _beside(f: Finding, cascade: Finding) -> bool:
-    """The finding was read from the cascade's own lines (its evidence, in the same source) or the BESIDE lines
-    before them."""
-    if f.first.source != cascade.first.source or not cascade.evidence:
-        return False
-    lines = [e.lineno for e in cascade.evidence]
-    return min(lines) - BESIDE <= f.first.line <= max(lines)
+    return min(lines) - before <= where.line <= max(lines)
 
 
 def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[Unrecognized],
@@ -96,11 +87,11 @@ def choose_lead(ranked: list[Finding], root: Finding | None, unrecognized: list[
     # exception line (type "?") is the symptom's traceback (vLLM's "Invocation of collective_rpc method failed" logs
     # one), no more
     if cascade is not None and not (first is not None and (earlier(first.first, cascade.first)
-                                                          or (_within(first, cascade) and first.exc_type != "?"))):
+                                                          or (_near(first.first, cascade) and first.exc_type != "?"))):
         # a confirmation read from the cascade's own lines, or just before them, says how that process ended
         # (torchrun's agent logs "failed (exitcode: -9)" and its report holds "Signal 9 (SIGKILL) received by PID"):
         # it says more than "a worker failed", so it leads
-        detail = next((f for f in symptoms if f.sig.role == "confirmation" and _beside(f, cascade)), None)
+        detail = next((f for f in symptoms if f.sig.role == "confirmation" and _near(f.first, cascade, BESIDE)), None)
         return Lead("symptom", detail or cascade)
     if first is not None:
         return Lead("unrecognized", unrecognized=first)
