@@ -36,3 +36,38 @@ def test_the_commands_compared_run_in_turn(tmp_path: Path) -> None:
     got = best_in_turn(cmds, 3)
     assert order.read_text().split() == ["a", "b"] * 3
     assert [r[3] for r in got] == [b"a\n", b"b\n"] and all(r[0] > 0 and r[1] >= 0 for r in got)
+
+
+def test_the_metric_floor_reads_every_record_and_only_the_watched_values(tmp_path: Path) -> None:
+    """benchmarks/metric_floor.py: its floor reads each verl record of the project's generated log once, and the
+    values of the keys the product's health rules read, as the product's reader finds them; the signatures it
+    leaves out are exactly those holding a metric clause (a database built from the rest reads no record)."""
+    from benchmarks.generate import generate
+    from benchmarks.metric_floor import floor_read, watched_keys, without_metric_signatures
+    from diagnoser.match.database import load_database
+    from diagnoser.match.metrics import ReaderState, read_record
+    from diagnoser.match.metricwatch import metric_watch, read_values
+
+    log = tmp_path / "own.log"
+    generate(str(log), 300_000, 7)
+    keys = watched_keys(log)
+    _secs, records, values = floor_read(log, keys)
+    lines = log.read_text(encoding="utf-8").splitlines()
+    steps = [x for x in lines if " step:" in x or x.startswith("step:")]
+    assert keys and records == len(steps) > 100
+    watch = metric_watch(s.sig for s in load_database().signatures)
+    assert watch is not None
+    read = 0
+    for text in steps:
+        record = read_record(text[text.find("step:"):], [0], ReaderState())
+        assert record is not None
+        read += len(read_values(record, watch)[0])
+    assert values == read
+    folder = without_metric_signatures(tmp_path)
+    kept = {p.name for p in folder.rglob("*.yaml")}
+    root = Path(__file__).resolve().parents[1] / "signatures"
+    every = {p.name: p.read_text(encoding="utf-8") for p in root.rglob("*.yaml")}
+    assert kept == {name for name, text in every.items() if "\nmetric:" not in text and not text.startswith("metric:")}
+    assert len(kept) < len(every)
+    db = load_database(builtin=False, extra_dirs=[folder])
+    assert metric_watch(s.sig for s in db.signatures) is None
