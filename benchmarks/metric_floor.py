@@ -12,7 +12,8 @@ one of them. This script times, in turn, round after round:
 - `diagnose -j 1` with the same signatures less those holding a `metric:` clause (nothing reads a record);
 - the least a CPython program can do to read the records' values: each record, from its `step:` to its line's
   end, found by one regex search per 4 MiB block (`findall`), then its step, its `key:value` pieces split, each key
-  looked up in the set of keys some health rule reads (taken from the database once), and those values made
+  looked up in the set of keys some health rule reads (found once, before timing, among the keys of the log's
+  first 4 MiB by the product's own MetricWatch), and those values made
   floats. No normalising, no series, no judging: a floor, not a reader.
 
 The ratio of the floor to grep says whether any CPython reader of every record could meet the goal.
@@ -39,7 +40,8 @@ _RECORD = re.compile(rb"step:\d{1,18} - [^\n]*")
 
 
 def watched_keys(log: Path) -> set[str]:
-    """The keys of the log's verl records that some health rule reads (the product's own MetricWatch)."""
+    """The keys of the verl records in the log's first block that some health rule reads (the product's own
+    MetricWatch): a key first printed later is not counted, which can only make the floor lower."""
     from diagnoser.match.database import load_database
     from diagnoser.match.metricwatch import metric_watch
 
